@@ -1,0 +1,413 @@
+#include "common/config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace copse {
+namespace {
+
+// Walks one TOML table, remembering the dotted key path so that every error
+// names the file, line, key and what was expected; Finish() rejects keys the
+// schema does not know (typos).
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string path, const std::string& file)
+      : table_(table), path_(std::move(path)), file_(file) {}
+
+  Status error() const { return error_; }
+
+  std::string Key(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+
+  void Fail(const toml::node* node, std::string_view key, std::string_view expected) {
+    if (!error_.ok()) return;
+    std::string where = file_;
+    const toml::node* at = node ? node : static_cast<const toml::node*>(&table_);
+    if (at->source().begin.line > 0) where += fmt::format(":{}", at->source().begin.line);
+    error_ = InvalidArgument(fmt::format("{}: key '{}': expected {}", where, Key(key), expected));
+  }
+
+  const toml::node* Get(std::string_view key) {
+    seen_.insert(std::string(key));
+    return table_.get(key);
+  }
+
+  std::string String(std::string_view key, std::string def, bool required = false) {
+    const toml::node* n = Get(key);
+    if (!n) {
+      if (required) Fail(nullptr, key, "a string (the key is required)");
+      return def;
+    }
+    if (auto v = n->value<std::string>()) return *v;
+    Fail(n, key, "a string");
+    return def;
+  }
+
+  int64_t Int(std::string_view key, int64_t def, int64_t lo, int64_t hi) {
+    const toml::node* n = Get(key);
+    if (!n) return def;
+    auto v = n->is_integer() ? n->value<int64_t>() : std::nullopt;
+    if (!v || *v < lo || *v > hi) {
+      Fail(n, key, fmt::format("an integer from {} to {}", lo, hi) + Got(n));
+      return def;
+    }
+    return *v;
+  }
+
+  double Number(std::string_view key, double def, double lo, double hi) {
+    const toml::node* n = Get(key);
+    if (!n) return def;
+    std::optional<double> v;
+    if (n->is_floating_point() || n->is_integer()) v = n->value<double>();
+    if (!v || !(*v >= lo && *v <= hi)) {
+      Fail(n, key, fmt::format("a number from {} to {}", lo, hi) + Got(n));
+      return def;
+    }
+    return *v;
+  }
+
+  const toml::table* Table(std::string_view key) {
+    const toml::node* n = Get(key);
+    if (!n) return nullptr;
+    if (!n->is_table()) Fail(n, key, "a table");
+    return n->as_table();
+  }
+
+  const toml::array* Array(std::string_view key) {
+    const toml::node* n = Get(key);
+    if (!n) return nullptr;
+    if (!n->is_array()) Fail(n, key, "an array");
+    return n->as_array();
+  }
+
+  // Fails on keys not read through this reader.
+  void Finish() {
+    for (const auto& [k, v] : table_) {
+      if (!seen_.count(std::string(k.str()))) {
+        Fail(&v, k.str(), "no such key here (unknown setting)");
+        return;
+      }
+    }
+  }
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  static std::string Got(const toml::node* n) {
+    std::ostringstream os;
+    os << ", got ";
+    if (n->is_string()) {
+      os << '"' << *n->value<std::string>() << '"';
+    } else if (n->is_integer() || n->is_floating_point() || n->is_boolean()) {
+      n->visit([&](auto&& x) { os << x; });
+    } else {
+      os << "a " << n->type();
+    }
+    return os.str();
+  }
+
+  const toml::table& table_;
+  std::string path_;
+  const std::string& file_;
+  std::set<std::string> seen_;
+  Status error_;
+};
+
+bool ValidName(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+std::filesystem::path Anchor(const std::filesystem::path& base, const std::string& p) {
+  std::filesystem::path path(p);
+  if (!p.empty() && p[0] == '~') {
+    const char* home = std::getenv("HOME");
+    if (home) path = std::filesystem::path(home) / p.substr(p.size() > 1 && p[1] == '/' ? 2 : 1);
+  }
+  if (path.is_relative()) path = base / path;
+  return path.lexically_normal();
+}
+
+constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+class ConfigParser {
+ public:
+  ConfigParser(const toml::table& root, std::filesystem::path origin)
+      : root_(root), origin_(std::move(origin)), file_(origin_.string()),
+        base_(origin_.has_parent_path() ? origin_.parent_path() : ".") {}
+
+  Result<ClusterConfig> Parse() {
+    cfg_.source = origin_;
+    TableReader top(root_, "", file_);
+    const toml::table* cluster = top.Table("cluster");
+    const toml::table* master = top.Table("master");
+    const toml::table* network = top.Table("network");
+    const toml::table* scheduler = top.Table("scheduler");
+    const toml::array* racks = top.Array("racks");
+    top.Finish();
+    COPSE_RETURN_IF_ERROR(top.error());
+    if (!cluster) return Missing("cluster", "a [cluster] table");
+    if (!master) return Missing("master", "a [master] table");
+    if (!racks) return Missing("racks", "at least one [[racks]] table");
+    COPSE_RETURN_IF_ERROR(ParseCluster(*cluster));
+    COPSE_RETURN_IF_ERROR(ParseMaster(*master));
+    if (network) COPSE_RETURN_IF_ERROR(ParseNetwork(*network));
+    if (scheduler) COPSE_RETURN_IF_ERROR(ParseScheduler(*scheduler));
+    COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
+    COPSE_RETURN_IF_ERROR(CheckPorts());
+    return std::move(cfg_);
+  }
+
+ private:
+  Status Missing(std::string_view key, std::string_view what) {
+    return InvalidArgument(fmt::format("{}: key '{}': expected {}", file_, key, what));
+  }
+
+  Status ParseCluster(const toml::table& t) {
+    TableReader r(t, "cluster", file_);
+    cfg_.name = r.String("name", "", true);
+    if (r.error().ok() && !ValidName(cfg_.name))
+      r.Fail(t.get("name"), "name", "a name of letters, digits, '-', '_', '.' (1-64 chars)");
+    cfg_.data_root = Anchor(base_, r.String("data_root", "", true));
+    std::string secret = r.String("secret_file", "");
+    cfg_.secret_file = secret.empty() ? cfg_.data_root / "cluster.secret" : Anchor(base_, secret);
+    std::string apps = r.String("apps_dir", "");
+    cfg_.apps_dir = apps.empty() ? std::filesystem::path() : Anchor(base_, apps);
+    cfg_.replication = static_cast<int>(r.Int("replication", 3, 1, 16));
+    cfg_.block_size_bytes = r.Int("block_size_mb", 64, 1, 4096) << 20;
+    cfg_.max_running_jobs = static_cast<int>(r.Int("max_running_jobs", 10, 1, 100000));
+    cfg_.log_level = r.String("log_level", "info");
+    if (r.error().ok() && std::find(std::begin(kLogLevels), std::end(kLogLevels),
+                                    cfg_.log_level) == std::end(kLogLevels))
+      r.Fail(t.get("log_level"), "log_level",
+             "one of trace, debug, info, warn, error, critical, off");
+    cfg_.heartbeat_interval =
+        std::chrono::milliseconds(r.Int("heartbeat_interval_ms", 500, 10, 600'000));
+    cfg_.worker_timeout = std::chrono::milliseconds(r.Int("worker_timeout_ms", 5000, 20, 3'600'000));
+    if (r.error().ok() && cfg_.worker_timeout <= cfg_.heartbeat_interval)
+      r.Fail(t.get("worker_timeout_ms"), "worker_timeout_ms",
+             "a timeout longer than heartbeat_interval_ms");
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseMaster(const toml::table& t) {
+    TableReader r(t, "master", file_);
+    cfg_.master.host = r.String("host", "127.0.0.1");
+    cfg_.master.port = static_cast<uint16_t>(r.Int("port", 0, 1, 65535));
+    if (r.error().ok() && !t.get("port")) r.Fail(nullptr, "port", "a port (the key is required)");
+    std::string dir = r.String("data_dir", "");
+    cfg_.master.data_dir = dir.empty() ? cfg_.data_root / "master" : Anchor(base_, dir);
+    worker_port_base_ = r.Int("worker_port_base", 0, 0, 65535);
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseNetwork(const toml::table& t) {
+    TableReader r(t, "network", file_);
+    cfg_.network.computer_link_bps = r.Number("computer_link_gbps", 1, 1e-6, 1e4) * 1e9;
+    cfg_.network.rack_uplink_bps = r.Number("rack_uplink_gbps", 6, 1e-6, 1e5) * 1e9;
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseScheduler(const toml::table& t) {
+    TableReader r(t, "scheduler", file_);
+    for (const auto& [k, v] : t) {
+      std::string key(k.str());
+      if (key == "policy") {
+        cfg_.scheduler.policy = r.String("policy", "QFP");
+      } else {
+        cfg_.scheduler.params[key] = r.Number(key, 0, -1e18, 1e18);
+      }
+    }
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseRacks(const toml::array& racks) {
+    if (racks.empty()) return Missing("racks", "at least one [[racks]] table");
+    for (size_t i = 0; i < racks.size(); ++i) {
+      const toml::table* t = racks.get(i)->as_table();
+      std::string path = fmt::format("racks[{}]", i);
+      if (!t) return Missing(path, "a table");
+      COPSE_RETURN_IF_ERROR(ParseRack(*t, path));
+    }
+    return Status::Ok();
+  }
+
+  Status ParseRack(const toml::table& t, const std::string& path) {
+    TableReader r(t, path, file_);
+    RackConfig rack;
+    rack.name = r.String("name", "", true);
+    if (r.error().ok() && !ValidName(rack.name))
+      r.Fail(t.get("name"), "name", "a name of letters, digits, '-', '_', '.' (1-64 chars)");
+    if (r.error().ok() && !names_.insert(rack.name).second)
+      r.Fail(t.get("name"), "name", "a name not used by another rack or computer");
+    int64_t count = r.Int("count", 0, 0, 100000);
+    int64_t slots = r.Int("slots", 1, 1, 1024);
+    std::string host = r.String("host", cfg_.master.host);
+    const toml::array* explicit_list = r.Array("computers");
+    r.Finish();
+    COPSE_RETURN_IF_ERROR(r.error());
+    if ((count > 0) == (explicit_list != nullptr))
+      return Missing(path, "either 'count' (generated computers) or a [[racks.computers]] list");
+    int rack_index = static_cast<int>(cfg_.racks.size());
+    if (explicit_list) {
+      for (size_t i = 0; i < explicit_list->size(); ++i) {
+        const toml::table* ct = explicit_list->get(i)->as_table();
+        std::string cpath = fmt::format("{}.computers[{}]", path, i);
+        if (!ct) return Missing(cpath, "a table");
+        ComputerConfig c;
+        c.rack = rack.name;
+        c.rack_index = rack_index;
+        COPSE_RETURN_IF_ERROR(ParseComputer(*ct, cpath, host, slots, &c));
+        rack.computers.push_back(static_cast<int>(cfg_.computers.size()));
+        cfg_.computers.push_back(std::move(c));
+      }
+      if (rack.computers.empty()) return Missing(path + ".computers", "at least one computer");
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        ComputerConfig c;
+        c.name = fmt::format("{}-c{:02}", rack.name, i);
+        if (!names_.insert(c.name).second)
+          return Missing(path + ".count", "generated names that no other rack or computer uses (" +
+                                              c.name + " is taken)");
+        c.rack = rack.name;
+        c.rack_index = rack_index;
+        c.host = host;
+        c.slots = static_cast<int>(slots);
+        COPSE_RETURN_IF_ERROR(DefaultPorts(&c, path + ".count"));
+        c.data_dir = cfg_.data_root / c.name;
+        rack.computers.push_back(static_cast<int>(cfg_.computers.size()));
+        cfg_.computers.push_back(std::move(c));
+      }
+    }
+    cfg_.racks.push_back(std::move(rack));
+    return Status::Ok();
+  }
+
+  Status ParseComputer(const toml::table& t, const std::string& path, const std::string& host,
+                       int64_t slots, ComputerConfig* c) {
+    TableReader r(t, path, file_);
+    c->name = r.String("name", "", true);
+    if (r.error().ok() && !ValidName(c->name))
+      r.Fail(t.get("name"), "name", "a name of letters, digits, '-', '_', '.' (1-64 chars)");
+    if (r.error().ok() && !names_.insert(c->name).second)
+      r.Fail(t.get("name"), "name", "a name not used by another rack or computer");
+    c->host = r.String("host", host);
+    c->slots = static_cast<int>(r.Int("slots", slots, 1, 1024));
+    c->control_port = static_cast<uint16_t>(r.Int("control_port", 0, 1, 65535));
+    c->data_port = static_cast<uint16_t>(r.Int("data_port", 0, 1, 65535));
+    std::string dir = r.String("data_dir", "");
+    c->data_dir = dir.empty() ? cfg_.data_root / c->name : Anchor(base_, dir);
+    r.Finish();
+    COPSE_RETURN_IF_ERROR(r.error());
+    if (c->control_port == 0 || c->data_port == 0) {
+      uint16_t control = c->control_port, data = c->data_port;
+      COPSE_RETURN_IF_ERROR(DefaultPorts(c, path + ".control_port"));
+      if (control) c->control_port = control;
+      if (data) c->data_port = data;
+    }
+    return Status::Ok();
+  }
+
+  // Computer i (in file order) gets control port base + 2i and data port base + 2i + 1.
+  Status DefaultPorts(ComputerConfig* c, const std::string& key) {
+    if (worker_port_base_ == 0)
+      return Missing(key, "explicit control_port/data_port, or master.worker_port_base");
+    int64_t port = worker_port_base_ + 2 * static_cast<int64_t>(cfg_.computers.size());
+    if (port + 1 > 65535)
+      return Missing(key, "ports below 65536 (master.worker_port_base is too high for " +
+                              std::to_string(cfg_.computers.size() + 1) + " computers)");
+    c->control_port = static_cast<uint16_t>(port);
+    c->data_port = static_cast<uint16_t>(port + 1);
+    return Status::Ok();
+  }
+
+  Status CheckPorts() {
+    std::map<std::pair<std::string, uint16_t>, std::string> used;
+    auto claim = [&](const std::string& host, uint16_t port, const std::string& who) -> Status {
+      auto [it, fresh] = used.emplace(std::make_pair(host, port), who);
+      if (fresh) return Status::Ok();
+      return InvalidArgument(fmt::format("{}: key '{}': expected a port no other process uses on "
+                                         "{}, but {} is also used by {}",
+                                         file_, who, host, port, it->second));
+    };
+    COPSE_RETURN_IF_ERROR(claim(cfg_.master.host, cfg_.master.port, "master.port"));
+    for (const ComputerConfig& c : cfg_.computers) {
+      COPSE_RETURN_IF_ERROR(claim(c.host, c.control_port, c.name + ".control_port"));
+      COPSE_RETURN_IF_ERROR(claim(c.host, c.data_port, c.name + ".data_port"));
+    }
+    return Status::Ok();
+  }
+
+  const toml::table& root_;
+  std::filesystem::path origin_;
+  std::string file_;
+  std::filesystem::path base_;
+  ClusterConfig cfg_;
+  std::set<std::string> names_;
+  int64_t worker_port_base_ = 0;
+};
+
+}  // namespace
+
+const ComputerConfig* ClusterConfig::FindComputer(const std::string& name) const {
+  for (const ComputerConfig& c : computers)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+int ClusterConfig::TotalSlots() const {
+  int total = 0;
+  for (const ComputerConfig& c : computers) total += c.slots;
+  return total;
+}
+
+Result<ClusterConfig> ParseClusterConfig(const std::string& text,
+                                         const std::filesystem::path& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin.string());
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(fmt::format("{}:{}:{}: not valid TOML: {}", origin.string(),
+                                       e.source().begin.line, e.source().begin.column,
+                                       e.description()));
+  }
+  return ConfigParser(root, origin).Parse();
+}
+
+Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("{}: cannot open cluster config", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return IoError(fmt::format("{}: cannot read cluster config", path.string()));
+  std::filesystem::path abs = std::filesystem::absolute(path).lexically_normal();
+  return ParseClusterConfig(text.str(), abs);
+}
+
+std::filesystem::path ResolveConfigPath(const std::optional<std::string>& flag) {
+  if (flag && !flag->empty()) return *flag;
+  if (const char* env = std::getenv("COPSE_CONFIG"); env && *env) return env;
+  std::filesystem::path local = "cluster-configs/local.toml";
+  if (std::filesystem::exists(local)) return local;
+#ifdef COPSE_SOURCE_DIR
+  std::filesystem::path in_tree = std::filesystem::path(COPSE_SOURCE_DIR) / local;
+  if (std::filesystem::exists(in_tree)) return in_tree;
+#endif
+  return local;
+}
+
+}  // namespace copse

@@ -1,0 +1,93 @@
+// ClusterConfig: the cluster description every Copse process reads from a TOML
+// file in cluster-configs/ (DESIGN.md §7): racks and computers, the master's
+// address, ports and data dirs, replication, admission limit K, the scheduling
+// policy with its parameters, and the network's bandwidths.
+//
+// LoadClusterConfig validates everything; an error names the file, the line,
+// the key and what was expected. The format is documented in
+// docs/cluster-config.md. Thread-safety: plain data once loaded.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace copse {
+
+struct ComputerConfig {
+  std::string name;
+  std::string rack;
+  int rack_index = 0;
+  std::string host;
+  int slots = 1;
+  uint16_t control_port = 0;
+  uint16_t data_port = 0;
+  std::filesystem::path data_dir;
+};
+
+struct RackConfig {
+  std::string name;
+  std::vector<int> computers;  // indices into ClusterConfig::computers
+};
+
+struct MasterConfig {
+  std::string host;
+  uint16_t port = 0;
+  std::filesystem::path data_dir;
+};
+
+struct NetworkConfig {
+  double computer_link_bps = 1e9;  // each computer's link to its rack switch
+  double rack_uplink_bps = 6e9;    // each rack switch's uplink to the core switch
+};
+
+struct SchedulerConfig {
+  std::string policy = "QFP";
+  // Numeric policy parameters as written in [scheduler]; each policy checks
+  // the names it knows (scheduler/), so a typo is reported there.
+  std::map<std::string, double> params;
+};
+
+struct ClusterConfig {
+  std::filesystem::path source;  // the file this was loaded from
+  std::string name;
+  std::filesystem::path data_root;
+  std::filesystem::path secret_file;
+  std::filesystem::path apps_dir;  // where vertex programs are looked up
+  int replication = 3;
+  int64_t block_size_bytes = 64ll << 20;
+  int max_running_jobs = 10;  // admission limit K
+  std::string log_level = "info";
+  Duration heartbeat_interval{500'000};
+  Duration worker_timeout{5'000'000};
+  MasterConfig master;
+  NetworkConfig network;
+  SchedulerConfig scheduler;
+  std::vector<RackConfig> racks;
+  std::vector<ComputerConfig> computers;
+
+  // The computer with this name, or nullptr.
+  const ComputerConfig* FindComputer(const std::string& name) const;
+  int TotalSlots() const;
+};
+
+// Reads and validates a cluster config. Relative paths inside the file are
+// resolved against the file's directory.
+Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path);
+
+// Same, from text; `origin` names the source in error messages and its parent
+// directory anchors relative paths.
+Result<ClusterConfig> ParseClusterConfig(const std::string& text,
+                                         const std::filesystem::path& origin);
+
+// The config a command should use: `flag` when given, else $COPSE_CONFIG, else
+// cluster-configs/local.toml (DESIGN.md §12).
+std::filesystem::path ResolveConfigPath(const std::optional<std::string>& flag);
+
+}  // namespace copse

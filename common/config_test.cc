@@ -1,0 +1,195 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace copse {
+namespace {
+
+std::filesystem::path SourceDir() {
+  const char* dir = std::getenv("COPSE_SOURCE_DIR");
+  return dir ? dir : ".";
+}
+
+const char* kGood = R"(
+[cluster]
+name = "t"
+data_root = "data"
+heartbeat_interval_ms = 100
+worker_timeout_ms = 1000
+
+[master]
+port = 9000
+worker_port_base = 9100
+
+[network]
+computer_link_gbps = 1
+rack_uplink_gbps = 0.5
+
+[scheduler]
+policy = "GFP"
+hysteresis_margin = 2.5
+
+[[racks]]
+name = "a"
+count = 2
+slots = 3
+
+[[racks]]
+name = "b"
+  [[racks.computers]]
+  name = "x"
+  slots = 2
+  control_port = 9200
+  data_port = 9201
+)";
+
+// Replaces the first occurrence of `from` in the good config with `to`.
+std::string Bad(const std::string& from, const std::string& to) {
+  std::string text = kGood;
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string ErrorOf(const std::string& text) {
+  auto r = ParseClusterConfig(text, "/etc/copse/t.toml");
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? "" : r.status().message();
+}
+
+TEST(ConfigTest, ParsesGoodConfig) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const ClusterConfig& c = *r;
+  EXPECT_EQ(c.name, "t");
+  EXPECT_EQ(c.data_root, "/etc/copse/data");
+  EXPECT_EQ(c.secret_file, "/etc/copse/data/cluster.secret");
+  EXPECT_EQ(c.master.host, "127.0.0.1");
+  EXPECT_EQ(c.master.data_dir, "/etc/copse/data/master");
+  ASSERT_EQ(c.racks.size(), 2u);
+  ASSERT_EQ(c.computers.size(), 3u);
+  EXPECT_EQ(c.computers[0].name, "a-c00");
+  EXPECT_EQ(c.computers[0].control_port, 9100);
+  EXPECT_EQ(c.computers[1].data_port, 9103);
+  EXPECT_EQ(c.computers[1].slots, 3);
+  EXPECT_EQ(c.computers[2].name, "x");
+  EXPECT_EQ(c.computers[2].rack, "b");
+  EXPECT_EQ(c.computers[2].rack_index, 1);
+  EXPECT_EQ(c.TotalSlots(), 8);
+  EXPECT_DOUBLE_EQ(c.network.rack_uplink_bps, 0.5e9);
+  EXPECT_EQ(c.heartbeat_interval, std::chrono::milliseconds(100));
+  EXPECT_EQ(c.scheduler.policy, "GFP");
+  EXPECT_DOUBLE_EQ(c.scheduler.params.at("hysteresis_margin"), 2.5);
+  EXPECT_NE(c.FindComputer("x"), nullptr);
+  EXPECT_EQ(c.FindComputer("nope"), nullptr);
+}
+
+TEST(ConfigTest, ShippedConfigsLoad) {
+  auto local = LoadClusterConfig(SourceDir() / "cluster-configs/local.toml");
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_EQ(local->computers.size(), 6u);
+  EXPECT_EQ(local->racks.size(), 2u);
+  EXPECT_EQ(local->TotalSlots(), 6);
+  for (const char* name : {"paper.toml", "paper-constrained.toml"}) {
+    auto paper = LoadClusterConfig(SourceDir() / "cluster-configs" / name);
+    ASSERT_TRUE(paper.ok()) << paper.status().ToString();
+    EXPECT_EQ(paper->computers.size(), 243u);
+    ASSERT_EQ(paper->racks.size(), 8u);
+    for (const RackConfig& rack : paper->racks) {
+      EXPECT_GE(rack.computers.size(), 29u);
+      EXPECT_LE(rack.computers.size(), 31u);
+    }
+    EXPECT_DOUBLE_EQ(paper->network.computer_link_bps, 1e9);
+  }
+  EXPECT_DOUBLE_EQ(LoadClusterConfig(SourceDir() / "cluster-configs/paper.toml")
+                       ->network.rack_uplink_bps, 6e9);
+  EXPECT_DOUBLE_EQ(LoadClusterConfig(SourceDir() / "cluster-configs/paper-constrained.toml")
+                       ->network.rack_uplink_bps, 1e9);
+}
+
+TEST(ConfigTest, MissingFileNamesIt) {
+  auto r = LoadClusterConfig("/nonexistent/dir/c.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("/nonexistent/dir/c.toml"), std::string::npos);
+}
+
+TEST(ConfigTest, SyntaxErrorHasLine) {
+  std::string e = ErrorOf(Bad("slots = 3", "slots = = 3"));
+  EXPECT_NE(e.find("/etc/copse/t.toml:23:"), std::string::npos) << e;
+  EXPECT_NE(e.find("not valid TOML"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, WrongTypeNamesKeyAndExpectation) {
+  std::string e = ErrorOf(Bad("slots = 3", "slots = \"three\""));
+  EXPECT_NE(e.find("/etc/copse/t.toml:23"), std::string::npos) << e;
+  EXPECT_NE(e.find("racks[0].slots"), std::string::npos) << e;
+  EXPECT_NE(e.find("an integer from 1 to 1024"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"three\""), std::string::npos) << e;
+}
+
+TEST(ConfigTest, OutOfRangeValues) {
+  EXPECT_NE(ErrorOf(Bad("slots = 2", "slots = 0")).find("racks[1].computers[0].slots"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Bad("port = 9000", "port = 70000")).find("master.port"), std::string::npos);
+  EXPECT_NE(ErrorOf(Bad("rack_uplink_gbps = 0.5", "rack_uplink_gbps = -1"))
+                .find("network.rack_uplink_gbps"),
+            std::string::npos);
+  std::string e = ErrorOf(Bad("worker_timeout_ms = 1000", "worker_timeout_ms = 50"));
+  EXPECT_NE(e.find("longer than heartbeat_interval_ms"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, UnknownKeyIsRejected) {
+  std::string e = ErrorOf(Bad("policy = \"GFP\"", "policy = \"GFP\"\n[extra]\nx = 1"));
+  EXPECT_NE(e.find("'extra'"), std::string::npos) << e;
+  e = ErrorOf(Bad("slots = 3", "slots = 3\nslot = 4"));
+  EXPECT_NE(e.find("racks[0].slot"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, MissingRequiredKeys) {
+  EXPECT_NE(ErrorOf(Bad("name = \"t\"", "")).find("cluster.name"), std::string::npos);
+  EXPECT_NE(ErrorOf(Bad("data_root = \"data\"", "")).find("cluster.data_root"), std::string::npos);
+  EXPECT_NE(ErrorOf(Bad("port = 9000", "")).find("master.port"), std::string::npos);
+  std::string no_racks = kGood;
+  no_racks = no_racks.substr(0, no_racks.find("[[racks]]"));
+  EXPECT_NE(ErrorOf(no_racks).find("racks"), std::string::npos);
+}
+
+TEST(ConfigTest, DuplicateNamesAndPorts) {
+  std::string e = ErrorOf(Bad("name = \"x\"", "name = \"a\""));
+  EXPECT_NE(e.find("not used by another rack or computer"), std::string::npos) << e;
+  e = ErrorOf(Bad("control_port = 9200", "control_port = 9000"));
+  EXPECT_NE(e.find("x.control_port"), std::string::npos) << e;
+  EXPECT_NE(e.find("master.port"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, RackNeedsCountOrComputers) {
+  std::string e = ErrorOf(Bad("count = 2", "count = 2\ncomputers = []"));
+  EXPECT_NE(e.find("either 'count'"), std::string::npos) << e;
+  e = ErrorOf(Bad("worker_port_base = 9100", ""));
+  EXPECT_NE(e.find("worker_port_base"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, BadNamesAndLevels) {
+  EXPECT_NE(ErrorOf(Bad("name = \"x\"", "name = \"bad name\"")).find("a name of letters"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(Bad("name = \"t\"", "name = \"t\"\nlog_level = \"loud\""))
+                .find("cluster.log_level"),
+            std::string::npos);
+}
+
+TEST(ConfigTest, ConfigPathFallsBackToEnvironment) {
+  EXPECT_EQ(ResolveConfigPath(std::string("/x.toml")), "/x.toml");
+  setenv("COPSE_CONFIG", "/from/env.toml", 1);
+  EXPECT_EQ(ResolveConfigPath(std::nullopt), "/from/env.toml");
+  unsetenv("COPSE_CONFIG");
+  EXPECT_NE(ResolveConfigPath(std::nullopt).string().find("local.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace copse

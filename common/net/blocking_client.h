@@ -1,0 +1,41 @@
+// BlockingChannel: a synchronous, authenticated connection for command-line
+// tools (copse status, fs, job ...): connect, send frames, wait for replies
+// with a deadline. It runs a private io_context only while a call waits.
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/net/frame.h"
+#include "common/status.h"
+
+namespace copse::net {
+
+class BlockingChannel {
+ public:
+  // Connects and authenticates within `timeout`. Errors say which address
+  // failed and why (unreachable, refused: wrong secret, ...).
+  static Result<std::unique_ptr<BlockingChannel>> Connect(const std::string& host, uint16_t port,
+                                                          const std::string& secret,
+                                                          const std::string& peer_name,
+                                                          std::chrono::milliseconds timeout);
+  ~BlockingChannel();
+  BlockingChannel(const BlockingChannel&) = delete;
+  BlockingChannel& operator=(const BlockingChannel&) = delete;
+
+  // Queues a frame and waits until it is written (or the deadline passes).
+  Status Send(Protocol protocol, PayloadKind kind, std::vector<uint8_t> payload,
+              std::chrono::milliseconds timeout);
+  // Waits for the next frame.
+  Result<Frame> Receive(std::chrono::milliseconds timeout);
+
+ private:
+  struct Impl;
+  explicit BlockingChannel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace copse::net
