@@ -16,7 +16,11 @@ Status InitLogging(const LogOptions& options) {
                            "' (expected trace, debug, info, warn, error, critical or off)");
   }
   std::vector<spdlog::sink_ptr> sinks;
-  if (options.to_stderr) sinks.push_back(std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  if (options.to_stderr) {
+    auto err = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    err->set_level(spdlog::level::from_str(options.stderr_level));
+    sinks.push_back(std::move(err));
+  }
   if (!options.file.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.file.parent_path(), ec);

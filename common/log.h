@@ -15,6 +15,8 @@ struct LogOptions {
   std::filesystem::path file;   // empty: stderr only
   std::string level = "info";   // trace, debug, info, warn, error, critical, off
   bool to_stderr = true;
+  // Only messages at this level or above go to stderr (the file gets `level`).
+  std::string stderr_level = "trace";
 };
 
 // Replaces the default logger. Fails if the level is unknown or the file

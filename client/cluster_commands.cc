@@ -1,0 +1,263 @@
+#include "client/cluster_commands.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "client/launcher.h"
+#include "client/master_client.h"
+#include "common/net/auth.h"
+
+namespace copse::client {
+namespace {
+
+std::filesystem::path PidFilePath(const ClusterConfig& config) {
+  return config.data_root / "cluster.pids.json";
+}
+
+// The last `lines` lines of a file, indented, for error reports.
+std::string Tail(const std::filesystem::path& path, int lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0;
+       i < all.size(); ++i) {
+    out += "    " + all[i] + "\n";
+  }
+  return out;
+}
+
+Result<ClusterStatus> FetchStatus(const ClusterConfig& config) {
+  COPSE_ASSIGN_OR_RETURN(auto client, MasterClient::Connect(config, std::chrono::seconds(5)));
+  return client->GetClusterStatus();
+}
+
+std::string HeartbeatAge(int64_t ms) {
+  if (ms < 0) return "never";
+  return fmt::format("{:.1f}s ago", static_cast<double>(ms) / 1000.0);
+}
+
+void PrintTable(const ClusterConfig& config, const ClusterStatus& st) {
+  int slots = 0;
+  for (const ComputerStatus& c : st.computers) slots += c.state == "live" ? c.slots : 0;
+  std::cout << fmt::format("cluster {}: {} of {} computers live, {} slots (master {}:{}, pid {}, "
+                           "up {:.0f}s)\n",
+                           st.cluster, st.LiveCount(), st.computers.size(), slots,
+                           config.master.host, config.master.port, st.master_pid,
+                           static_cast<double>(st.uptime_ms) / 1000.0);
+  std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", "COMPUTER", "RACK",
+                           "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT");
+  for (const ComputerStatus& c : st.computers) {
+    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", c.name, c.rack,
+                             c.state, c.slots, c.busy_slots,
+                             c.pid ? std::to_string(c.pid) : "-",
+                             HeartbeatAge(c.last_heartbeat_ago_ms));
+  }
+}
+
+nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st) {
+  nlohmann::json computers = nlohmann::json::array();
+  for (const ComputerStatus& c : st.computers) {
+    computers.push_back({{"name", c.name},
+                         {"rack", c.rack},
+                         {"state", c.state},
+                         {"slots", c.slots},
+                         {"busy_slots", c.busy_slots},
+                         {"host", c.host},
+                         {"pid", c.pid},
+                         {"last_heartbeat_ms_ago", c.last_heartbeat_ago_ms}});
+  }
+  return {{"cluster", st.cluster},
+          {"master",
+           {{"host", config.master.host},
+            {"port", config.master.port},
+            {"pid", st.master_pid},
+            {"uptime_ms", st.uptime_ms}}},
+          {"live", st.LiveCount()},
+          {"computers", computers}};
+}
+
+class Up {
+ public:
+  Up(const ClusterConfig& config, const UpOptions& options)
+      : config_(config), options_(options), exe_dir_(SelfDir()) {}
+
+  int Run() {
+    bool created = false;
+    auto secret = net::EnsureSecret(config_.secret_file, &created);
+    if (!secret.ok()) return Fail(secret.status());
+    if (created) {
+      std::cout << "created cluster secret " << config_.secret_file.string()
+                << " (keep it private; copy it to every host of this cluster)\n";
+    }
+    auto procs = ReadPidFile(PidFilePath(config_));
+    if (!procs.ok()) return Fail(procs.status());
+    for (ProcessRecord& r : *procs)
+      if (IsRunning(r)) procs_.push_back(std::move(r));
+    if (!StartMaster()) return 1;
+    if (!StartWorkers()) return 1;
+    return WaitForWorkers();
+  }
+
+ private:
+  int Fail(const Status& s) {
+    std::cerr << "copse cluster up: " << s.ToString() << "\n";
+    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+
+  const ProcessRecord* Find(const std::string& role, const std::string& computer) const {
+    for (const ProcessRecord& r : procs_)
+      if (r.role == role && r.computer == computer) return &r;
+    return nullptr;
+  }
+
+  bool Launch(const std::string& role, const std::string& computer,
+              const std::filesystem::path& data_dir, std::vector<std::string> args) {
+    std::filesystem::path exe = exe_dir_ / ("copse-" + role);
+    if (!std::filesystem::exists(exe)) {
+      std::cerr << "copse cluster up: " << exe.string() << " not found beside copse\n";
+      return false;
+    }
+    std::filesystem::path out = data_dir / (role + ".stderr");
+    args.insert(args.begin(), {"--config", config_.source.string(), "--quiet"});
+    auto pid = Spawn(exe, args, out);
+    if (!pid.ok()) {
+      std::cerr << "copse cluster up: " << pid.status().ToString() << "\n";
+      return false;
+    }
+    procs_.push_back({role, computer, *pid, exe.string(), (data_dir / (role + ".log")).string()});
+    Status s = WritePidFile(PidFilePath(config_), procs_);
+    if (!s.ok()) {
+      std::cerr << "copse cluster up: " << s.ToString() << "\n";
+      return false;
+    }
+    return true;
+  }
+
+  // Reports a process that exited during start-up, with the end of its output.
+  void ReportDeath(const ProcessRecord& r) {
+    std::filesystem::path dir = std::filesystem::path(r.log).parent_path();
+    std::cerr << fmt::format("copse cluster up: {}{} (pid {}) exited during start-up; see {}\n",
+                             r.role, r.computer.empty() ? "" : " " + r.computer, r.pid, r.log)
+              << Tail(dir / (r.role + ".stderr"), 5);
+  }
+
+  bool StartMaster() {
+    if (!Find("master", "")) {
+      if (!Launch("master", "", config_.master.data_dir, {})) return false;
+    }
+    const ProcessRecord* master = Find("master", "");
+    auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+    Status last;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto st = FetchStatus(config_);
+      if (st.ok()) return true;
+      last = st.status();
+      if (last.code() == StatusCode::kPermissionDenied) break;
+      if (!IsRunning(*master)) {
+        ReportDeath(*master);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::cerr << "copse cluster up: the master did not answer: " << last.ToString() << "\n";
+    return false;
+  }
+
+  bool StartWorkers() {
+    for (const ComputerConfig& c : config_.computers) {
+      if (Find("worker", c.name)) continue;
+      if (!Launch("worker", c.name, c.data_dir, {"--computer", c.name})) return false;
+    }
+    return true;
+  }
+
+  int WaitForWorkers() {
+    auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+    Result<ClusterStatus> st = FetchStatus(config_);
+    while (std::chrono::steady_clock::now() < deadline) {
+      st = FetchStatus(config_);
+      if (st.ok() && st->LiveCount() == static_cast<int>(config_.computers.size())) break;
+      for (const ProcessRecord& r : procs_) {
+        if (!IsRunning(r)) {
+          ReportDeath(r);
+          return 1;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!st.ok()) return Fail(st.status());
+    PrintTable(config_, *st);
+    std::cout << "logs: " << (config_.master.data_dir / "master.log").string() << " and "
+              << (config_.data_root / "<computer>" / "worker.log").string() << "\n";
+    if (st->LiveCount() != static_cast<int>(config_.computers.size())) {
+      std::cerr << "copse cluster up: not every worker registered within "
+                << options_.timeout.count() << "s; see the logs above\n";
+      return 1;
+    }
+    std::cout << "the cluster keeps running; stop it with: copse cluster down --config "
+              << config_.source.string() << "\n";
+    return 0;
+  }
+
+  const ClusterConfig& config_;
+  UpOptions options_;
+  std::filesystem::path exe_dir_;
+  std::vector<ProcessRecord> procs_;
+};
+
+}  // namespace
+
+int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
+  return Up(config, options).Run();
+}
+
+int ClusterDown(const ClusterConfig& config) {
+  auto procs = ReadPidFile(PidFilePath(config));
+  if (!procs.ok()) {
+    std::cerr << "copse cluster down: " << procs.status().ToString() << "\n";
+    return 1;
+  }
+  int running = 0;
+  for (const ProcessRecord& r : *procs) running += IsRunning(r);
+  // Workers first, so the master does not log a wave of deaths for nothing.
+  std::vector<ProcessRecord> workers, masters;
+  for (const ProcessRecord& r : *procs) (r.role == "master" ? masters : workers).push_back(r);
+  int killed = StopProcesses(workers, std::chrono::seconds(10));
+  killed += StopProcesses(masters, std::chrono::seconds(10));
+  for (const ProcessRecord& r : *procs) {
+    if (IsRunning(r)) {
+      std::cerr << fmt::format("copse cluster down: {} {} (pid {}) is still running\n", r.role,
+                               r.computer, r.pid);
+      return 1;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove(PidFilePath(config), ec);
+  std::cout << fmt::format("stopped {} process(es) of cluster {}{}; data dirs kept under {}\n",
+                           running, config.name,
+                           killed ? fmt::format(" ({} needed SIGKILL)", killed) : "",
+                           config.data_root.string());
+  return 0;
+}
+
+int ClusterStatusCommand(const ClusterConfig& config, bool json) {
+  auto st = FetchStatus(config);
+  if (!st.ok()) {
+    std::cerr << "copse cluster status: " << st.status().ToString() << "\n";
+    return 1;
+  }
+  if (json) {
+    std::cout << StatusJson(config, *st).dump(2) << "\n";
+  } else {
+    PrintTable(config, *st);
+  }
+  return 0;
+}
+
+}  // namespace copse::client

@@ -1,0 +1,54 @@
+// MasterClient: what the `copse` tool asks the master, over an authenticated
+// blocking connection. Errors name the master's address and say whether the
+// cluster looks down or the secret is wrong.
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/net/blocking_client.h"
+
+namespace copse::client {
+
+struct ComputerStatus {
+  std::string name;
+  std::string rack;
+  int slots = 0;
+  std::string state;
+  std::string host;
+  int64_t last_heartbeat_ago_ms = -1;
+  uint32_t pid = 0;
+  int busy_slots = 0;
+};
+
+struct ClusterStatus {
+  std::string cluster;
+  uint32_t master_pid = 0;
+  int64_t uptime_ms = 0;
+  std::vector<ComputerStatus> computers;
+
+  int LiveCount() const;
+};
+
+class MasterClient {
+ public:
+  // Connects using the config's master address and secret file.
+  static Result<std::unique_ptr<MasterClient>> Connect(const ClusterConfig& config,
+                                                       std::chrono::milliseconds timeout);
+
+  Result<ClusterStatus> GetClusterStatus();
+
+ private:
+  MasterClient(std::unique_ptr<net::BlockingChannel> channel, std::chrono::milliseconds timeout)
+      : channel_(std::move(channel)), timeout_(timeout) {}
+
+  std::unique_ptr<net::BlockingChannel> channel_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace copse::client

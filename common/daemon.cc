@@ -1,0 +1,50 @@
+#include "common/daemon.h"
+
+#include <asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+#include "common/log.h"
+#include "common/net/auth.h"
+
+namespace copse {
+
+Result<DaemonEnv> LoadDaemonEnv(const std::string& config_path) {
+  DaemonEnv env;
+  COPSE_ASSIGN_OR_RETURN(env.config, LoadClusterConfig(config_path));
+  COPSE_ASSIGN_OR_RETURN(env.secret, net::LoadSecret(env.config.secret_file));
+  return env;
+}
+
+Status InitDaemonLogging(const std::string& process, const std::filesystem::path& log_file,
+                         const std::string& level_flag, bool quiet, const ClusterConfig& config) {
+  LogOptions log;
+  if (quiet) log.stderr_level = "error";
+  log.process = process;
+  log.file = log_file;
+  log.level = level_flag.empty() ? config.log_level : level_flag;
+  return InitLogging(log);
+}
+
+void RunUntilSignalled(asio::io_context& io, const std::function<void()>& on_stop) {
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  bool stopping = false;
+  signals.async_wait([&](const asio::error_code& ec, int signo) {
+    if (ec) return;
+    spdlog::info("received signal {}; shutting down", signo);
+    stopping = true;
+    io.stop();
+  });
+  std::signal(SIGPIPE, SIG_IGN);
+  io.run();
+  if (stopping) {
+    // Close servers and clients, then let pending handlers (connections being
+    // closed) finish; whatever is still pending after 5 s is abandoned.
+    on_stop();
+    io.restart();
+    io.run_for(std::chrono::seconds(5));
+  }
+  spdlog::info("stopped");
+}
+}  // namespace copse

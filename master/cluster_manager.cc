@@ -1,0 +1,126 @@
+#include "master/cluster_manager.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace copse::master {
+
+const char* ComputerStateName(ComputerState s) {
+  switch (s) {
+    case ComputerState::kUnknown: return "unknown";
+    case ComputerState::kLive: return "live";
+    case ComputerState::kDead: return "dead";
+  }
+  return "unknown";
+}
+
+ClusterManager::ClusterManager(const ClusterConfig& config, Duration timeout)
+    : config_(config), timeout_(timeout) {
+  for (const ComputerConfig& c : config.computers) computers_[c.name].config = &c;
+}
+
+ClusterManager::Decision ClusterManager::Register(uint64_t session,
+                                                  const WorkerRegistration& reg, Timestamp now) {
+  auto it = computers_.find(reg.computer);
+  if (it == computers_.end()) {
+    return {false, fmt::format("computer '{}' is not in this cluster's config ({})", reg.computer,
+                               config_.source.string())};
+  }
+  Entry& e = it->second;
+  if (reg.rack != e.config->rack || reg.slots != e.config->slots) {
+    return {false, fmt::format("computer '{}' is in rack '{}' with {} slot(s) in {}, but the "
+                               "worker says rack '{}' with {} slot(s) (different configs?)",
+                               reg.computer, e.config->rack, e.config->slots,
+                               config_.source.string(), reg.rack, reg.slots)};
+  }
+  bool other_live_session = e.state == ComputerState::kLive && e.session != 0 &&
+                            e.session != session;
+  if (other_live_session) {
+    return {false, fmt::format("computer '{}' is already served by a live worker (pid {}, from "
+                               "{}); stop it first",
+                               reg.computer, e.worker.pid, e.worker.remote)};
+  }
+  if (e.session != 0 && e.session != session) sessions_.erase(e.session);
+  // A session that held another computer gives it up.
+  if (auto s = sessions_.find(session); s != sessions_.end() && s->second != reg.computer) {
+    computers_[s->second].session = 0;
+  }
+  bool was_live = e.state == ComputerState::kLive;
+  e.session = session;
+  e.worker = reg;
+  e.state = ComputerState::kLive;
+  e.last_heartbeat = now;
+  e.busy_slots = 0;
+  sessions_[session] = reg.computer;
+  spdlog::info("computer {} (rack {}, {} slot(s)) registered: pid {} from {}", reg.computer,
+               reg.rack, reg.slots, reg.pid, reg.remote);
+  if (!was_live && listener_) listener_->OnComputerUp(reg.computer);
+  return {true, ""};
+}
+
+bool ClusterManager::Heartbeat(uint64_t session, int busy_slots, Timestamp now) {
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return false;
+  Entry& e = computers_[s->second];
+  if (e.session != session || e.state != ComputerState::kLive) return false;
+  e.last_heartbeat = now;
+  e.busy_slots = busy_slots;
+  return true;
+}
+
+void ClusterManager::SessionClosed(uint64_t session) {
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return;
+  Entry& e = computers_[s->second];
+  if (e.session == session) e.session = 0;
+  sessions_.erase(s);
+}
+
+void ClusterManager::MarkDead(Entry& e) {
+  e.state = ComputerState::kDead;
+  if (e.session != 0) sessions_.erase(e.session);
+  e.session = 0;
+  e.busy_slots = 0;
+  if (listener_) listener_->OnComputerDown(e.config->name);
+}
+
+std::vector<std::string> ClusterManager::CheckTimeouts(Timestamp now) {
+  std::vector<std::string> dead;
+  for (auto& [name, e] : computers_) {
+    if (e.state == ComputerState::kLive && now - e.last_heartbeat > timeout_) {
+      spdlog::warn("computer {} is dead: no heartbeat for {} ms (timeout {} ms)", name,
+                   (now - e.last_heartbeat).count() / 1000, timeout_.count() / 1000);
+      MarkDead(e);
+      dead.push_back(name);
+    }
+  }
+  return dead;
+}
+
+std::vector<ComputerView> ClusterManager::Snapshot(Timestamp now) const {
+  std::vector<ComputerView> out;
+  for (const ComputerConfig& c : config_.computers) {
+    const Entry& e = computers_.at(c.name);
+    ComputerView v;
+    v.name = c.name;
+    v.rack = c.rack;
+    v.slots = c.slots;
+    v.state = e.state;
+    v.host = c.host;
+    if (e.state != ComputerState::kUnknown) {
+      v.last_heartbeat_ago_ms = (now - e.last_heartbeat).count() / 1000;
+      v.pid = e.worker.pid;
+    }
+    v.busy_slots = e.busy_slots;
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+int ClusterManager::LiveCount() const {
+  int n = 0;
+  for (const auto& [name, e] : computers_) n += e.state == ComputerState::kLive;
+  return n;
+}
+
+}  // namespace copse::master

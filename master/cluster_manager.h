@@ -1,0 +1,103 @@
+// ClusterManager: the master's membership table. It knows the computers the
+// cluster config names, accepts or refuses worker registrations, records
+// heartbeats, and declares a computer dead when its heartbeats stop for the
+// configured timeout. Pure logic: time is passed in, sessions are opaque ids
+// (the master uses connection ids), so tests drive it with a manual clock.
+// Thread-safety: not thread-safe; the master owns it on its event loop.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+
+namespace copse::master {
+
+enum class ComputerState { kUnknown, kLive, kDead };
+const char* ComputerStateName(ComputerState s);
+
+// What a worker says about itself when it registers.
+struct WorkerRegistration {
+  std::string computer;
+  std::string rack;
+  int slots = 0;
+  std::string host;
+  uint16_t control_port = 0;
+  uint16_t data_port = 0;
+  uint64_t incarnation = 0;
+  uint32_t pid = 0;
+  std::string remote;  // the connection's address, for messages
+};
+
+struct ComputerView {
+  std::string name;
+  std::string rack;
+  int slots = 0;
+  ComputerState state = ComputerState::kUnknown;
+  std::string host;
+  int64_t last_heartbeat_ago_ms = -1;
+  uint32_t pid = 0;
+  int busy_slots = 0;
+};
+
+// Told when computers become live or dead (the scheduler and the name service
+// subscribe in later parts).
+class MembershipListener {
+ public:
+  virtual ~MembershipListener() = default;
+  virtual void OnComputerUp(const std::string& computer) = 0;
+  virtual void OnComputerDown(const std::string& computer) = 0;
+};
+
+class ClusterManager {
+ public:
+  ClusterManager(const ClusterConfig& config, Duration timeout);
+
+  void set_listener(MembershipListener* listener) { listener_ = listener; }
+
+  struct Decision {
+    bool accepted = false;
+    std::string reason;  // set when refused
+  };
+  // A worker on `session` claims a computer. Refused when the config does not
+  // name it, when its rack or slots differ from the config, or when another
+  // live worker still serves it on an open session.
+  Decision Register(uint64_t session, const WorkerRegistration& reg, Timestamp now);
+
+  // Records a heartbeat. Returns false when the session does not hold a live
+  // computer (never registered, superseded, or timed out): it must register.
+  bool Heartbeat(uint64_t session, int busy_slots, Timestamp now);
+
+  // The session's connection closed. Its computer stays live until it times
+  // out, so a quick worker restart does not count as a failure.
+  void SessionClosed(uint64_t session);
+
+  // Declares dead every live computer whose last heartbeat is older than the
+  // timeout; returns their names.
+  std::vector<std::string> CheckTimeouts(Timestamp now);
+
+  std::vector<ComputerView> Snapshot(Timestamp now) const;
+  int LiveCount() const;
+
+ private:
+  struct Entry {
+    const ComputerConfig* config = nullptr;
+    ComputerState state = ComputerState::kUnknown;
+    uint64_t session = 0;  // 0: no open session
+    WorkerRegistration worker;
+    Timestamp last_heartbeat{0};
+    int busy_slots = 0;
+  };
+  void MarkDead(Entry& e);
+
+  const ClusterConfig& config_;
+  Duration timeout_;
+  std::map<std::string, Entry> computers_;
+  std::map<uint64_t, std::string> sessions_;  // open session -> computer
+  MembershipListener* listener_ = nullptr;
+};
+
+}  // namespace copse::master

@@ -1,0 +1,241 @@
+// Integration tests: a real master and workers on loopback, started and
+// stopped through the `copse` tool, with faults injected by killing processes.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/harness/harness.h"
+
+namespace copse::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using nlohmann::json;
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = WriteClusterConfig(dir_.path(), LocalClusterSpec{});
+  }
+  void TearDown() override {
+    RunCopse("copse", {"--config", config_.string(), "cluster", "down"});
+    ReapChildren();
+  }
+
+  CommandResult Copse(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--config", config_.string()});
+    return RunCopse("copse", args);
+  }
+
+  // The status as JSON, or null when the master does not answer.
+  json Status() {
+    CommandResult r = Copse({"cluster", "status", "--json"});
+    if (r.exit_code != 0) return nullptr;
+    return json::parse(r.out);
+  }
+
+  std::string StateOf(const json& st, const std::string& computer) {
+    if (st.is_null()) return "";
+    for (const json& c : st["computers"])
+      if (c["name"] == computer) return c["state"];
+    return "";
+  }
+
+  json PidFile() {
+    std::ifstream in(dir_.path() / "data" / "cluster.pids.json");
+    return json::parse(in);
+  }
+
+  int PidOf(const std::string& role, const std::string& computer = "") {
+    json file = PidFile();
+    for (const json& p : file["processes"])
+      if (p["role"] == role && p["computer"] == computer) return p["pid"];
+    return 0;
+  }
+
+  void Up() {
+    CommandResult r = Copse({"cluster", "up"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+
+  TempDir dir_;
+  std::filesystem::path config_;
+};
+
+TEST_F(ClusterTest, UpShowsSixLiveComputersInTwoRacks) {
+  CommandResult up = Copse({"cluster", "up"});
+  ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  EXPECT_NE(up.out.find("6 of 6 computers live"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("master.log"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("cluster down"), std::string::npos) << up.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "data" / "cluster.secret"));
+  json st = Status();
+  ASSERT_FALSE(st.is_null());
+  EXPECT_EQ(st["live"], 6);
+  std::map<std::string, int> per_rack;
+  for (const json& c : st["computers"]) {
+    EXPECT_EQ(c["state"], "live");
+    EXPECT_EQ(c["slots"], 1);
+    per_rack[c["rack"]]++;
+  }
+  EXPECT_EQ(per_rack, (std::map<std::string, int>{{"r0", 3}, {"r1", 3}}));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "data" / "master" / "master.log"));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "data" / "c12" / "worker.log"));
+  // A second `up` finds everything running and starts nothing new.
+  int master = PidOf("master");
+  Up();
+  EXPECT_EQ(PidOf("master"), master);
+}
+
+TEST_F(ClusterTest, KilledWorkerDiesAndComesBack) {
+  Up();
+  int victim = PidOf("worker", "c01");
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  auto killed_at = std::chrono::steady_clock::now();
+  // Dead within the 1 s timeout plus a margin for checks and slow sanitizer builds.
+  ASSERT_TRUE(WaitFor([&] { return StateOf(Status(), "c01") == "dead"; }, seconds(10)));
+  EXPECT_GE(std::chrono::steady_clock::now() - killed_at, milliseconds(900));
+  EXPECT_EQ(StateOf(Status(), "c00"), "live");
+  Up();  // restarts only the missing worker
+  EXPECT_NE(PidOf("worker", "c01"), victim);
+  json st = Status();
+  EXPECT_EQ(st["live"], 6);
+}
+
+TEST_F(ClusterTest, RestartedMasterGetsItsWorkersBackByItself) {
+  Up();
+  std::vector<int> workers;
+  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"}) workers.push_back(PidOf("worker", c));
+  int master = PidOf("master");
+  ASSERT_EQ(::kill(master, SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(master); }, seconds(10)));
+  EXPECT_TRUE(Status().is_null());
+  Up();  // starts the master again, on the same port
+  EXPECT_NE(PidOf("master"), master);
+  ASSERT_TRUE(WaitFor([&] { return Status()["live"] == 6; }, seconds(15)));
+  // The same worker processes re-registered: nobody restarted them.
+  std::vector<int> after;
+  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"}) after.push_back(PidOf("worker", c));
+  EXPECT_EQ(after, workers);
+  for (int pid : workers) EXPECT_TRUE(ProcessAlive(pid));
+}
+
+TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
+  Up();
+  std::vector<int> pids;
+  json file = PidFile();
+  for (const json& p : file["processes"]) pids.push_back(p["pid"]);
+  ASSERT_EQ(pids.size(), 7u);
+  CommandResult down = Copse({"cluster", "down"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.out.find("stopped 7 process(es)"), std::string::npos) << down.out;
+  EXPECT_EQ(down.out.find("SIGKILL"), std::string::npos) << "daemons should stop on SIGTERM";
+  ReapChildren();
+  for (int pid : pids) EXPECT_FALSE(ProcessAlive(pid)) << pid;
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "data" / "c00" / "worker.log"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "data" / "cluster.pids.json"));
+  CommandResult status = Copse({"cluster", "status"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("is the cluster up?"), std::string::npos) << status.err;
+}
+
+TEST_F(ClusterTest, SecondWorkerForALiveComputerIsRefused) {
+  Up();
+  CommandResult dup = RunCopse("copse-worker", {"--config", config_.string(), "--computer", "c00",
+                                                "--log-level", "warn"},
+                               seconds(30));
+  // Its control port is taken, or the master refuses it: either way it exits
+  // with an error naming the problem, and the real c00 stays live.
+  EXPECT_NE(dup.exit_code, 0);
+  EXPECT_TRUE(dup.err.find("in use") != std::string::npos ||
+              dup.err.find("already served by a live worker") != std::string::npos)
+      << dup.err;
+  EXPECT_EQ(StateOf(Status(), "c00"), "live");
+}
+
+TEST_F(ClusterTest, MasterRefusesComputersItsConfigDoesNotName) {
+  Up();
+  // A second config naming one more computer, sharing the master and secret.
+  std::string text;
+  {
+    std::ifstream in(config_);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::vector<uint16_t> ports = FreePorts(2);
+  text += "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
+          "  control_port = " + std::to_string(ports[0]) + "\n  data_port = " +
+          std::to_string(ports[1]) + "\n";
+  std::filesystem::path other = dir_.path() / "other.toml";
+  std::ofstream(other) << text;
+  CommandResult r = RunCopse("copse-worker", {"--config", other.string(), "--computer", "stranger"},
+                             seconds(30));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("computer 'stranger' is not in this cluster's config"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(ClusterTest, WrongSecretIsRefusedOnEveryPort) {
+  Up();
+  std::filesystem::path bad_secret = dir_.path() / "other.secret";
+  std::ofstream(bad_secret) << "0123456789abcdef0123456789abcdef\n";
+  std::string text;
+  {
+    std::ifstream in(config_);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  text.replace(text.find("[cluster]\n"), 10,
+               "[cluster]\nsecret_file = \"" + bad_secret.string() + "\"\n");
+  // One more computer, so that its worker's ports are free.
+  std::vector<uint16_t> ports = FreePorts(2);
+  text += "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
+          "  control_port = " + std::to_string(ports[0]) + "\n  data_port = " +
+          std::to_string(ports[1]) + "\n";
+  std::filesystem::path other = dir_.path() / "wrong-secret.toml";
+  std::ofstream(other) << text;
+  CommandResult status = RunCopse("copse", {"--config", other.string(), "cluster", "status"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("does not hold this cluster's shared secret"), std::string::npos)
+      << status.err;
+  // A worker holding the wrong secret never gets in; the master logs why.
+  CommandResult worker = RunCopse("copse-worker", {"--config", other.string(), "--computer",
+                                                   "stranger"},
+                                  seconds(3));
+  EXPECT_EQ(worker.exit_code, -1) << "it keeps retrying until killed";
+  std::ifstream log(dir_.path() / "data" / "master" / "master.log");
+  std::string master_log((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(master_log.find("wrong cluster secret"), std::string::npos);
+  EXPECT_EQ(Status()["live"], 6);
+}
+
+TEST(ClusterCliTest, BadConfigIsReportedWithFileAndKey) {
+  TempDir dir;
+  std::filesystem::path config = WriteClusterConfig(dir.path(), LocalClusterSpec{});
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  text.replace(text.find("slots = 1"), 9, "slots = 0");
+  std::ofstream(config) << text;
+  CommandResult r = RunCopse("copse", {"--config", config.string(), "cluster", "up"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(config.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("racks[0].computers[0].slots"), std::string::npos) << r.err;
+  CommandResult m = RunCopse("copse-master", {"--config", config.string()});
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_NE(m.err.find("racks[0].computers[0].slots"), std::string::npos) << m.err;
+}
+
+TEST(ClusterCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunCopse("copse", {"cluster", "sideways"}).exit_code, 2);
+  EXPECT_EQ(RunCopse("copse", {"nosuchcommand"}).exit_code, 2);
+  EXPECT_EQ(RunCopse("copse", {"--help"}).exit_code, 0);
+  EXPECT_EQ(RunCopse("copse", {"--config", "/nonexistent.toml", "cluster", "status"}).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace copse::testing

@@ -1,0 +1,182 @@
+#include "tests/harness/harness.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace copse::testing {
+namespace {
+
+// Runs before main: orphaned daemons become our children so we can reap them.
+const bool kSubreaper = [] {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  return true;
+}();
+
+}  // namespace
+
+TempDir::TempDir() {
+  (void)kSubreaper;
+  char tmpl[] = "/tmp/copse-test-XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<uint16_t> FreePorts(int n) {
+  std::vector<int> fds;
+  std::vector<uint16_t> ports;
+  for (int i = 0; i < n; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      throw std::runtime_error("bind to a free port failed");
+    }
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ports.push_back(ntohs(addr.sin_port));
+    fds.push_back(fd);
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
+
+std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,
+                                         const LocalClusterSpec& spec) {
+  int computers = spec.racks * spec.computers_per_rack;
+  std::vector<uint16_t> ports = FreePorts(1 + 2 * computers);
+  std::string text = fmt::format(R"([cluster]
+name = "test"
+data_root = "{}"
+heartbeat_interval_ms = {}
+worker_timeout_ms = {}
+log_level = "debug"
+{}
+[master]
+host = "127.0.0.1"
+port = {}
+)",
+                                 (dir / "data").string(), spec.heartbeat_interval_ms,
+                                 spec.worker_timeout_ms, spec.extra_cluster_keys, ports[0]);
+  int next = 1;
+  for (int r = 0; r < spec.racks; ++r) {
+    text += fmt::format("\n[[racks]]\nname = \"r{}\"\n", r);
+    for (int c = 0; c < spec.computers_per_rack; ++c) {
+      text += fmt::format(
+          "  [[racks.computers]]\n  name = \"c{}{}\"\n  slots = {}\n  control_port = {}\n"
+          "  data_port = {}\n",
+          r, c, spec.slots, ports[next], ports[next + 1]);
+      next += 2;
+    }
+  }
+  std::filesystem::path path = dir / "cluster.toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::filesystem::path BinDir() {
+  const char* dir = std::getenv("COPSE_BIN_DIR");
+  if (!dir) throw std::runtime_error("COPSE_BIN_DIR is not set (run the tests through ctest)");
+  return dir;
+}
+
+CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
+                       std::chrono::seconds deadline) {
+  int out_pipe[2], err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  std::string exe = (BinDir() / program).string();
+  std::vector<std::string> argv_s{exe};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  CommandResult result;
+  auto end = std::chrono::steady_clock::now() + deadline;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  bool killed = false;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    if (::poll(fds, 2, static_cast<int>(left.count())) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = (!killed && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds bound) {
+  auto end = std::chrono::steady_clock::now() + bound;
+  while (true) {
+    ReapChildren();
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+void ReapChildren() {
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+bool ProcessAlive(int pid) {
+  ReapChildren();
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return false;
+  return stat[close + 2] != 'Z';
+}
+
+}  // namespace copse::testing

@@ -1,0 +1,69 @@
+// Helpers for integration tests that start real Copse processes on loopback:
+// temporary directories, free ports, temporary cluster configs, running the
+// copse binaries with a deadline, and waiting for a condition with a bound.
+// The test process makes itself a child subreaper, so daemons that outlive
+// the `copse` command that started them are reaped here, not left behind.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace copse::testing {
+
+// A fresh directory under /tmp, removed with everything in it at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// `n` distinct TCP ports on 127.0.0.1 that were free a moment ago.
+std::vector<uint16_t> FreePorts(int n);
+
+struct LocalClusterSpec {
+  int racks = 2;
+  int computers_per_rack = 3;
+  int slots = 1;
+  int heartbeat_interval_ms = 100;
+  int worker_timeout_ms = 1000;
+  std::string extra_cluster_keys;  // appended to [cluster]
+};
+
+// Writes `dir`/cluster.toml: computers c<rack><index> in racks r<rack>, on
+// free loopback ports, data under `dir`/data. Returns the config's path.
+std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,
+                                         const LocalClusterSpec& spec);
+
+// Where the built executables are ($COPSE_BIN_DIR, set by ctest).
+std::filesystem::path BinDir();
+
+struct CommandResult {
+  int exit_code = -1;  // -1: killed at the deadline
+  std::string out;
+  std::string err;
+};
+
+// Runs BinDir()/`program` with `args`, capturing stdout and stderr; kills it
+// at the deadline.
+CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
+                       std::chrono::seconds deadline = std::chrono::seconds(60));
+
+// Polls `condition` every 50 ms until it holds or `bound` passes.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds bound);
+
+// Reaps exited children (daemons re-parented to this process).
+void ReapChildren();
+
+// True while a process with this pid exists and is not a zombie.
+bool ProcessAlive(int pid);
+
+}  // namespace copse::testing

@@ -1,0 +1,67 @@
+// copse-worker: the daemon on every computer (DESIGN.md §1).
+//   copse-worker --config F --computer NAME [--log-level L]
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <random>
+
+#include "common/daemon.h"
+#include "common/log.h"
+#include "common/net/auth.h"
+#include "worker/worker_agent.h"
+#include "worker/worker_service.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"copse-worker: the Copse daemon on one computer"};
+  std::string config_path, computer_name, level;
+  app.add_option("--config", config_path, "cluster config (TOML)")->required();
+  app.add_option("--computer", computer_name, "this computer's name in the config")->required();
+  app.add_option("--log-level", level, "trace, debug, info, warn, error (default: the config's)");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "log only errors to stderr (the log file gets everything)");
+  CLI11_PARSE(app, argc, argv);
+
+  auto env = copse::LoadDaemonEnv(config_path);
+  if (!env.ok()) {
+    std::cerr << "copse-worker: " << env.status().ToString() << "\n";
+    return env.status().code() == copse::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  const copse::ClusterConfig& config = env->config;
+  const copse::ComputerConfig* computer = config.FindComputer(computer_name);
+  if (!computer) {
+    std::cerr << "copse-worker: computer '" << computer_name << "' is not in "
+              << config.source.string() << "\n";
+    return 2;
+  }
+  copse::Status s = copse::InitDaemonLogging("worker " + computer->name,
+                                             computer->data_dir / "worker.log", level, quiet, config);
+  if (!s.ok()) {
+    std::cerr << "copse-worker: " << s.ToString() << "\n";
+    return 2;
+  }
+  uint64_t incarnation = 0;
+  for (uint8_t b : copse::net::RandomBytes(8)) incarnation = (incarnation << 8) | b;
+
+  asio::io_context io;
+  copse::SteadyClock clock;
+  int exit_code = 0;
+  copse::worker::WorkerAgent agent(io, config, *computer, env->secret, incarnation,
+                                   [&](const copse::Status&) {
+                                     exit_code = 1;
+                                     io.stop();
+                                   });
+  copse::worker::WorkerService service(io, config, *computer, env->secret, agent, clock);
+  s = service.Start();
+  if (!s.ok()) {
+    spdlog::critical("{}", s.ToString());
+    return 1;
+  }
+  agent.Start();
+  copse::RunUntilSignalled(io, [&] {
+    agent.Stop();
+    service.Stop();
+  });
+  copse::ShutdownLogging();
+  return exit_code;
+}

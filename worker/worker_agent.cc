@@ -1,0 +1,128 @@
+#include "worker/worker_agent.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "common/net/message.h"
+#include "proto/cluster.capnp.h"
+
+namespace copse::worker {
+
+WorkerAgent::WorkerAgent(asio::io_context& io, const ClusterConfig& config,
+                         const ComputerConfig& computer, std::string secret,
+                         uint64_t incarnation, FatalCallback on_fatal)
+    : io_(io),
+      config_(config),
+      computer_(computer),
+      incarnation_(incarnation),
+      on_fatal_(std::move(on_fatal)),
+      client_(io, config.master.host, config.master.port,
+              net::AuthParams{false, std::move(secret), "", "worker " + computer.name},
+              net::TransportOptions{}, net::BackoffOptions{}, incarnation, this),
+      heartbeat_timer_(io),
+      heartbeat_interval_(
+          std::chrono::duration_cast<std::chrono::milliseconds>(config.heartbeat_interval)) {}
+
+WorkerAgent::~WorkerAgent() { Stop(); }
+
+void WorkerAgent::Start() { client_.Start(); }
+
+void WorkerAgent::Stop() {
+  heartbeat_timer_.cancel();
+  client_.Stop();
+  registered_ = false;
+}
+
+void WorkerAgent::OnOpen(net::Connection& conn) {
+  spdlog::info("connected to master {}", conn.remote());
+  SendRegister(conn);
+}
+
+void WorkerAgent::SendRegister(net::Connection& conn) {
+  capnp::MallocMessageBuilder msg;
+  auto r = msg.initRoot<proto::ClusterMessage>().initRegister();
+  r.setComputer(computer_.name);
+  r.setRack(computer_.rack);
+  r.setSlots(static_cast<uint32_t>(computer_.slots));
+  r.setHost(computer_.host);
+  r.setControlPort(computer_.control_port);
+  r.setDataPort(computer_.data_port);
+  r.setIncarnation(incarnation_);
+  r.setPid(static_cast<uint32_t>(::getpid()));
+  conn.Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
+}
+
+void WorkerAgent::SendHeartbeat() {
+  net::Connection* conn = client_.connection();
+  if (!conn || !registered_) return;
+  capnp::MallocMessageBuilder msg;
+  auto hb = msg.initRoot<proto::ClusterMessage>().initHeartbeat();
+  hb.setIncarnation(incarnation_);
+  hb.setBusySlots(static_cast<uint32_t>(busy_slots_));
+  conn->Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
+}
+
+void WorkerAgent::ArmHeartbeat() {
+  heartbeat_timer_.expires_after(heartbeat_interval_);
+  heartbeat_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec || !registered_) return;
+    SendHeartbeat();
+    ArmHeartbeat();
+  });
+}
+
+void WorkerAgent::OnFrame(net::Connection& conn, net::Frame frame) {
+  Status s = Handle(conn, frame);
+  if (!s.ok()) conn.Close(s);
+}
+
+Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
+  if (frame.protocol != net::Protocol::kCluster)
+    return InvalidArgument("unexpected protocol from the master");
+  return net::CatchDecodeErrors([&]() -> Status {
+    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
+    auto root = reader->getRoot<proto::ClusterMessage>();
+    switch (root.which()) {
+      case proto::ClusterMessage::REGISTER_REPLY: {
+        auto r = root.getRegisterReply();
+        if (!r.getAccepted()) {
+          Status refused = FailedPrecondition(fmt::format(
+              "the master refused computer {}: {}", computer_.name, r.getReason().cStr()));
+          spdlog::error("{}", refused.message());
+          Stop();
+          if (on_fatal_) on_fatal_(refused);
+          return Status::Ok();
+        }
+        if (r.getHeartbeatIntervalMs() > 0)
+          heartbeat_interval_ = std::chrono::milliseconds(r.getHeartbeatIntervalMs());
+        bool first = !registered_;
+        registered_ = true;
+        if (first) spdlog::info("registered {} with the master", computer_.name);
+        heartbeat_timer_.cancel();
+        ArmHeartbeat();
+        return Status::Ok();
+      }
+      case proto::ClusterMessage::HEARTBEAT_REPLY:
+        if (root.getHeartbeatReply().getReregister()) {
+          spdlog::warn("the master no longer counts {} as live; registering again",
+                       computer_.name);
+          registered_ = false;
+          heartbeat_timer_.cancel();
+          SendRegister(conn);
+        }
+        return Status::Ok();
+      default:
+        return InvalidArgument("unexpected cluster message from the master");
+    }
+  });
+}
+
+void WorkerAgent::OnClose(net::Connection& conn, const Status& why) {
+  (void)conn;
+  if (registered_) spdlog::warn("lost the master: {}; reconnecting", why.ToString());
+  registered_ = false;
+  heartbeat_timer_.cancel();
+}
+
+}  // namespace copse::worker
