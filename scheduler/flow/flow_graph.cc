@@ -1,0 +1,149 @@
+#include "scheduler/flow/flow_graph.h"
+
+#include <cassert>
+
+namespace copse::flow {
+
+void FlowGraph::MarkNode(NodeId n) {
+  if (nodes_[n].dirty_at != revision_ + 1) {
+    nodes_[n].dirty_at = revision_ + 1;
+    changed_nodes_.push_back(n);
+  }
+}
+
+void FlowGraph::MarkArc(ArcId a) {
+  if (arcs_[a].dirty_at != revision_ + 1) {
+    arcs_[a].dirty_at = revision_ + 1;
+    changed_arcs_.push_back(a);
+  }
+}
+
+NodeId FlowGraph::AddNode(int64_t supply) {
+  NodeId n;
+  if (!free_nodes_.empty()) {
+    n = free_nodes_.back();
+    free_nodes_.pop_back();
+  } else {
+    n = static_cast<NodeId>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  Node& node = nodes_[n];
+  uint64_t dirty = node.dirty_at;
+  node = Node{};
+  node.dirty_at = dirty;
+  node.supply = supply;
+  node.alive = true;
+  node.added_at = revision_;
+  ++live_nodes_;
+  MarkNode(n);
+  return n;
+}
+
+void FlowGraph::RemoveNode(NodeId n) {
+  assert(IsNode(n));
+  while (nodes_[n].first_out != kNoId) RemoveArc(nodes_[n].first_out);
+  while (nodes_[n].first_in != kNoId) RemoveArc(nodes_[n].first_in);
+  nodes_[n].alive = false;
+  nodes_[n].supply = 0;
+  --live_nodes_;
+  pending_free_nodes_.push_back(n);
+  MarkNode(n);
+}
+
+void FlowGraph::SetSupply(NodeId n, int64_t supply) {
+  assert(IsNode(n));
+  if (nodes_[n].supply == supply) return;
+  nodes_[n].supply = supply;
+  MarkNode(n);
+}
+
+ArcId FlowGraph::AddArc(NodeId tail, NodeId head, int64_t capacity, int64_t cost) {
+  assert(IsNode(tail) && IsNode(head) && capacity >= 0);
+  ArcId a;
+  if (!free_arcs_.empty()) {
+    a = free_arcs_.back();
+    free_arcs_.pop_back();
+  } else {
+    a = static_cast<ArcId>(arcs_.size());
+    arcs_.emplace_back();
+  }
+  Arc& arc = arcs_[a];
+  uint64_t dirty = arc.dirty_at;
+  arc = Arc{};
+  arc.dirty_at = dirty;
+  arc.capacity = capacity;
+  arc.cost = cost;
+  arc.tail = tail;
+  arc.head = head;
+  arc.alive = true;
+  arc.added_at = revision_;
+  Node& t = nodes_[tail];
+  arc.next_out = t.first_out;
+  if (t.first_out != kNoId) arcs_[t.first_out].prev_out = a;
+  t.first_out = a;
+  ++t.out_degree;
+  Node& h = nodes_[head];
+  arc.next_in = h.first_in;
+  if (h.first_in != kNoId) arcs_[h.first_in].prev_in = a;
+  h.first_in = a;
+  ++h.in_degree;
+  ++live_arcs_;
+  MarkArc(a);
+  return a;
+}
+
+void FlowGraph::RemoveArc(ArcId a) {
+  assert(IsArc(a));
+  Arc& arc = arcs_[a];
+  if (arc.prev_out != kNoId) {
+    arcs_[arc.prev_out].next_out = arc.next_out;
+  } else {
+    nodes_[arc.tail].first_out = arc.next_out;
+  }
+  if (arc.next_out != kNoId) arcs_[arc.next_out].prev_out = arc.prev_out;
+  if (arc.prev_in != kNoId) {
+    arcs_[arc.prev_in].next_in = arc.next_in;
+  } else {
+    nodes_[arc.head].first_in = arc.next_in;
+  }
+  if (arc.next_in != kNoId) arcs_[arc.next_in].prev_in = arc.prev_in;
+  --nodes_[arc.tail].out_degree;
+  --nodes_[arc.head].in_degree;
+  arc.alive = false;
+  --live_arcs_;
+  pending_free_arcs_.push_back(a);
+  MarkArc(a);
+}
+
+void FlowGraph::SetCost(ArcId a, int64_t cost) {
+  assert(IsArc(a));
+  if (arcs_[a].cost == cost) return;
+  arcs_[a].cost = cost;
+  MarkArc(a);
+}
+
+void FlowGraph::SetCapacity(ArcId a, int64_t capacity) {
+  assert(IsArc(a) && capacity >= 0);
+  if (arcs_[a].capacity == capacity) return;
+  arcs_[a].capacity = capacity;
+  MarkArc(a);
+}
+
+void FlowGraph::CommitChanges() {
+  changed_nodes_.clear();
+  changed_arcs_.clear();
+  free_nodes_.insert(free_nodes_.end(), pending_free_nodes_.begin(), pending_free_nodes_.end());
+  free_arcs_.insert(free_arcs_.end(), pending_free_arcs_.begin(), pending_free_arcs_.end());
+  pending_free_nodes_.clear();
+  pending_free_arcs_.clear();
+  ++revision_;
+}
+
+size_t FlowGraph::MemoryBytes() const {
+  return nodes_.capacity() * sizeof(Node) + arcs_.capacity() * sizeof(Arc) +
+         (free_nodes_.capacity() + pending_free_nodes_.capacity() + changed_nodes_.capacity() +
+          free_arcs_.capacity() + pending_free_arcs_.capacity() + changed_arcs_.capacity()) *
+             sizeof(uint32_t);
+}
+
+}  // namespace copse::flow

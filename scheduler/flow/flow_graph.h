@@ -1,0 +1,122 @@
+// FlowGraph: a min-cost-flow problem with stable node and arc ids, as the
+// scheduler edits it between solves (DESIGN.md §5). Nodes carry supplies
+// (positive: source, negative: demand), arcs carry a capacity and a 64-bit
+// cost. Adding, removing and changing a node or an arc is O(1) (removing a
+// node is O(its degree)). The graph records which ids changed since the last
+// CommitChanges(), so that incremental solvers can start from the previous
+// solution; an id freed by a removal is not reused before the next commit, so
+// within one batch an id names one thing.
+//
+// Thread-safety: none; a const FlowGraph may be read from several threads
+// (the racing solver does), but nothing may modify it meanwhile.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace copse::flow {
+
+using NodeId = uint32_t;
+using ArcId = uint32_t;
+inline constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
+
+class FlowGraph {
+ public:
+  FlowGraph() = default;
+
+  // Nodes.
+  NodeId AddNode(int64_t supply = 0);
+  // Removes `node` and every arc incident to it.
+  // REQUIRES: IsNode(node).
+  void RemoveNode(NodeId node);
+  // REQUIRES: IsNode(node).
+  void SetSupply(NodeId node, int64_t supply);
+
+  // Arcs. REQUIRES: IsNode(tail), IsNode(head), capacity >= 0.
+  ArcId AddArc(NodeId tail, NodeId head, int64_t capacity, int64_t cost);
+  // REQUIRES: IsArc(arc).
+  void RemoveArc(ArcId arc);
+  void SetCost(ArcId arc, int64_t cost);
+  // REQUIRES: capacity >= 0.
+  void SetCapacity(ArcId arc, int64_t capacity);
+
+  bool IsNode(NodeId node) const { return node < nodes_.size() && nodes_[node].alive; }
+  bool IsArc(ArcId arc) const { return arc < arcs_.size() && arcs_[arc].alive; }
+  // Ids are below these bounds; dead ids in between are skipped by IsNode/IsArc.
+  uint32_t node_id_bound() const { return static_cast<uint32_t>(nodes_.size()); }
+  uint32_t arc_id_bound() const { return static_cast<uint32_t>(arcs_.size()); }
+  uint32_t node_count() const { return live_nodes_; }
+  uint32_t arc_count() const { return live_arcs_; }
+
+  int64_t supply(NodeId n) const { return nodes_[n].supply; }
+  NodeId tail(ArcId a) const { return arcs_[a].tail; }
+  NodeId head(ArcId a) const { return arcs_[a].head; }
+  int64_t capacity(ArcId a) const { return arcs_[a].capacity; }
+  int64_t cost(ArcId a) const { return arcs_[a].cost; }
+
+  // Intrusive adjacency: iterate with
+  //   for (ArcId a = first_out(n); a != kNoId; a = next_out(a)) ...
+  ArcId first_out(NodeId n) const { return nodes_[n].first_out; }
+  ArcId next_out(ArcId a) const { return arcs_[a].next_out; }
+  ArcId first_in(NodeId n) const { return nodes_[n].first_in; }
+  ArcId next_in(ArcId a) const { return arcs_[a].next_in; }
+  uint32_t out_degree(NodeId n) const { return nodes_[n].out_degree; }
+  uint32_t in_degree(NodeId n) const { return nodes_[n].in_degree; }
+
+  // Changes since the last CommitChanges(): ids of nodes and arcs that were
+  // added, removed or modified (each listed once).
+  const std::vector<NodeId>& changed_nodes() const { return changed_nodes_; }
+  const std::vector<ArcId>& changed_arcs() const { return changed_arcs_; }
+  // True when `arc` was added since the last commit (so it has no previous flow).
+  bool IsNewArc(ArcId arc) const { return arc < arcs_.size() && arcs_[arc].added_at == revision_; }
+  bool IsNewNode(NodeId n) const { return n < nodes_.size() && nodes_[n].added_at == revision_; }
+  // Number of CommitChanges() calls so far.
+  uint64_t revision() const { return revision_; }
+  size_t change_count() const { return changed_nodes_.size() + changed_arcs_.size(); }
+
+  // Forgets the change record and makes freed ids reusable.
+  void CommitChanges();
+
+  // Heap bytes held by the graph (for memory reports).
+  size_t MemoryBytes() const;
+
+ private:
+  struct Node {
+    int64_t supply = 0;
+    ArcId first_out = kNoId;
+    ArcId first_in = kNoId;
+    uint32_t out_degree = 0;
+    uint32_t in_degree = 0;
+    uint64_t added_at = 0;
+    uint64_t dirty_at = 0;  // revision + 1 when listed in changed_nodes_
+    bool alive = false;
+  };
+  struct Arc {
+    int64_t capacity = 0;
+    int64_t cost = 0;
+    NodeId tail = kNoId;
+    NodeId head = kNoId;
+    ArcId next_out = kNoId, prev_out = kNoId;
+    ArcId next_in = kNoId, prev_in = kNoId;
+    uint64_t added_at = 0;
+    uint64_t dirty_at = 0;
+    bool alive = false;
+  };
+
+  void MarkNode(NodeId n);
+  void MarkArc(ArcId a);
+
+  std::vector<Node> nodes_;
+  std::vector<Arc> arcs_;
+  std::vector<NodeId> free_nodes_, pending_free_nodes_;
+  std::vector<ArcId> free_arcs_, pending_free_arcs_;
+  std::vector<NodeId> changed_nodes_;
+  std::vector<ArcId> changed_arcs_;
+  uint32_t live_nodes_ = 0;
+  uint32_t live_arcs_ = 0;
+  uint64_t revision_ = 0;
+};
+
+}  // namespace copse::flow

@@ -1,0 +1,67 @@
+#include "scheduler/flow/flow_graph.h"
+
+#include <gtest/gtest.h>
+
+namespace copse::flow {
+namespace {
+
+TEST(FlowGraphTest, AddRemoveAndAdjacency) {
+  FlowGraph g;
+  NodeId a = g.AddNode(2), b = g.AddNode(0), c = g.AddNode(-2);
+  ArcId ab = g.AddArc(a, b, 5, 1);
+  ArcId bc = g.AddArc(b, c, 5, 2);
+  ArcId ac = g.AddArc(a, c, 1, 10);
+  EXPECT_EQ(g.node_count(), 3u);
+  EXPECT_EQ(g.arc_count(), 3u);
+  EXPECT_EQ(g.out_degree(a), 2u);
+  EXPECT_EQ(g.in_degree(c), 2u);
+  g.RemoveArc(ac);
+  EXPECT_FALSE(g.IsArc(ac));
+  EXPECT_EQ(g.out_degree(a), 1u);
+  EXPECT_EQ(g.first_out(a), ab);
+  g.RemoveNode(b);
+  EXPECT_FALSE(g.IsArc(ab));
+  EXPECT_FALSE(g.IsArc(bc));
+  EXPECT_EQ(g.first_out(a), kNoId);
+  EXPECT_EQ(g.first_in(c), kNoId);
+  EXPECT_EQ(g.node_count(), 2u);
+  EXPECT_EQ(g.arc_count(), 0u);
+}
+
+TEST(FlowGraphTest, ChangeRecordListsEachIdOnceAndIdsAreNotReusedWithinABatch) {
+  FlowGraph g;
+  NodeId a = g.AddNode(0), b = g.AddNode(0);
+  ArcId x = g.AddArc(a, b, 1, 1);
+  g.CommitChanges();
+  EXPECT_EQ(g.change_count(), 0u);
+  EXPECT_FALSE(g.IsNewArc(x));
+  g.SetCost(x, 5);
+  g.SetCost(x, 6);
+  g.SetCapacity(x, 3);
+  g.SetSupply(a, 1);
+  g.SetSupply(b, -1);
+  EXPECT_EQ(g.changed_arcs().size(), 1u);
+  EXPECT_EQ(g.changed_nodes().size(), 2u);
+  g.RemoveArc(x);
+  ArcId y = g.AddArc(a, b, 1, 1);
+  EXPECT_NE(x, y);
+  EXPECT_TRUE(g.IsNewArc(y));
+  g.CommitChanges();
+  ArcId z = g.AddArc(b, a, 1, 1);
+  EXPECT_EQ(z, x);  // reused only after the commit
+  EXPECT_EQ(g.revision(), 2u);
+}
+
+TEST(FlowGraphTest, SettingTheSameValueIsNotAChange) {
+  FlowGraph g;
+  NodeId a = g.AddNode(0), b = g.AddNode(0);
+  ArcId x = g.AddArc(a, b, 1, 1);
+  g.CommitChanges();
+  g.SetCost(x, 1);
+  g.SetCapacity(x, 1);
+  g.SetSupply(a, 0);
+  EXPECT_EQ(g.change_count(), 0u);
+}
+
+}  // namespace
+}  // namespace copse::flow

@@ -1,0 +1,111 @@
+// ResidualNet: the compact residual network every solver in this folder works
+// on. Nodes are renumbered densely; each node's residual arcs (the forward
+// arcs it is the tail of and the reverse arcs of those it is the head of) lie
+// contiguously in one array (CSR), each with its residual capacity, cost and
+// the index of its partner. Flow on a graph arc is the residual capacity of
+// its reverse arc. Self-loops are kept aside (their optimal flow is their
+// capacity when their cost is negative, else 0).
+//
+// Also here: the small helpers several solvers share (feasibility by max
+// flow, exact potentials by label correcting, solution extraction).
+// Thread-safety: none; each solver owns its own ResidualNet.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "scheduler/flow/flow_graph.h"
+#include "scheduler/flow/solver.h"
+
+namespace copse::flow {
+
+struct ResidualArc {
+  int64_t resid;  // residual capacity
+  int64_t cost;   // original (unscaled) cost; the reverse arc has the negated cost
+  uint32_t head;  // dense node index
+  uint32_t rev;   // index of the partner arc
+};
+
+// Largest |cost| * (nodes + 1) the solvers accept, so that potentials and path
+// lengths of size nodes * max|cost| stay far from int64 overflow.
+inline constexpr int64_t kMaxCostTimesNodes = int64_t{1} << 60;
+// Largest sum of capacities plus |supplies|, so that excesses never overflow.
+inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
+
+class ResidualNet {
+ public:
+  // Builds the network of `graph` with the flow `init_flow` (by ArcId, clamped
+  // to [0, capacity]; arcs beyond its size, or new ones when `skip_new_arcs`,
+  // start at 0). Returns kInvalidArgument if the numbers are too large and
+  // kInfeasible if the supplies do not sum to zero.
+  Status Build(const FlowGraph& graph, const std::vector<int64_t>* init_flow = nullptr,
+               bool skip_new_arcs = false);
+
+  uint32_t node_count() const { return n_; }
+  uint32_t begin(uint32_t u) const { return first_[u]; }
+  uint32_t end(uint32_t u) const { return first_[u + 1]; }
+  ResidualArc& arc(uint32_t a) { return arcs_[a]; }
+  const ResidualArc& arc(uint32_t a) const { return arcs_[a]; }
+  int64_t& excess(uint32_t u) { return excess_[u]; }
+  int64_t excess(uint32_t u) const { return excess_[u]; }
+  int64_t max_abs_cost() const { return max_abs_cost_; }
+  uint32_t dense(NodeId id) const { return dense_[id]; }
+  NodeId node_id(uint32_t u) const { return node_id_[u]; }
+  // Tail of residual arc `a`.
+  uint32_t tail(uint32_t a) const { return arcs_[arcs_[a].rev].head; }
+  // Index of the forward residual arc of graph arc `id` (kNoId for self-loops).
+  uint32_t forward(ArcId id) const { return arc_pos_[id]; }
+
+  // Moves `delta` units along residual arc `a` (REQUIRES: delta <= resid).
+  void Push(uint32_t a, int64_t delta) {
+    ResidualArc& r = arcs_[a];
+    r.resid -= delta;
+    arcs_[r.rev].resid += delta;
+    excess_[arcs_[r.rev].head] -= delta;
+    excess_[r.head] += delta;
+  }
+
+  // Fills `out` (flow by ArcId, potentials by NodeId, total cost) from the
+  // current flow and the dense potentials `pot`. kInvalidArgument if the total
+  // cost does not fit in 64 bits.
+  Status Extract(const FlowGraph& graph, const std::vector<int64_t>& pot, FlowSolution* out) const;
+
+  size_t MemoryBytes() const;
+
+ private:
+  uint32_t n_ = 0;
+  std::vector<uint32_t> first_;
+  std::vector<ResidualArc> arcs_;
+  std::vector<int64_t> excess_;
+  std::vector<uint32_t> dense_;
+  std::vector<NodeId> node_id_;
+  std::vector<uint32_t> arc_pos_;
+  int64_t max_abs_cost_ = 0;
+};
+
+// Sends flow from excess nodes to deficit nodes along any residual paths
+// (Dinic's algorithm, costs ignored). Returns kInfeasible if some excess
+// cannot be routed, kCancelled if cancelled.
+Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel);
+
+// Adjusts `pot` (dense, original cost units) so that every residual arc has
+// reduced cost >= -tolerance, by label correcting (only lowering potentials).
+// Gives up after `max_scans` node scans (0: no limit) and returns false then.
+// REQUIRES: no residual cycle of cost < -tolerance * length when unlimited.
+bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t tolerance,
+                   uint64_t max_scans, const CancelFlag* cancel);
+
+// Saturates every residual arc whose reduced cost under `pot` is negative, so
+// that the pseudoflow satisfies reduced-cost optimality. Returns the largest
+// violation seen (0 if none).
+int64_t SaturateNegativeArcs(ResidualNet& net, const std::vector<int64_t>& pot);
+
+// Reduced cost of residual arc `a` leaving node `u`.
+inline int64_t ReducedCost(const ResidualNet& net, const std::vector<int64_t>& pot, uint32_t u,
+                           uint32_t a) {
+  const ResidualArc& r = net.arc(a);
+  return r.cost - pot[u] + pot[r.head];
+}
+
+}  // namespace copse::flow

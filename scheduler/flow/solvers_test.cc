@@ -1,0 +1,112 @@
+// Every solver against LEMON's NetworkSimplex (the oracle) on random problems
+// of assorted shapes and along random change sequences; every returned flow
+// is checked for conservation, capacity and reduced-cost optimality.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/solvers.h"
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::flow {
+namespace {
+
+using testing::Shape;
+
+void ExpectAgreesWithLemon(FlowSolver& solver, const FlowGraph& g, const std::string& what) {
+  lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+  FlowSolution sol;
+  Status st = solver.Solve(g, &sol, nullptr);
+  if (!oracle.feasible) {
+    EXPECT_EQ(st.code(), StatusCode::kInfeasible) << what << ": " << st.ToString();
+    return;
+  }
+  ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+  EXPECT_EQ(sol.cost, oracle.cost) << what;
+  Status check = CheckSolution(g, sol);
+  EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
+}
+
+class SolverTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
+  int graphs = 0;
+  for (int shape = 0; shape < testing::kShapeCount; ++shape) {
+    for (int seed = 0; seed < 12; ++seed) {
+      int nodes = seed % 3 == 0 ? 8 : (seed % 3 == 1 ? 30 : 70);
+      FlowGraph g = testing::RandomGraph(static_cast<Shape>(shape), nodes, 1000 * shape + seed);
+      auto solver = MakeSolver(GetParam());
+      ASSERT_TRUE(solver.ok());
+      ExpectAgreesWithLemon(**solver, g,
+                            testing::ShapeName(static_cast<Shape>(shape)) + " seed " +
+                                std::to_string(seed));
+      ++graphs;
+    }
+  }
+  EXPECT_EQ(graphs, 96);
+}
+
+TEST_P(SolverTest, AgreesWithLemonAlongChangeSequences) {
+  for (int seq = 0; seq < 10; ++seq) {
+    std::mt19937_64 rng(77 + seq);
+    Shape shape = static_cast<Shape>(seq % (testing::kShapeCount - 1));
+    FlowGraph g = testing::RandomGraph(shape, 25 + 5 * seq, 500 + seq);
+    auto solver = MakeSolver(GetParam());
+    ASSERT_TRUE(solver.ok());
+    for (int step = 0; step < 8; ++step) {
+      ExpectAgreesWithLemon(**solver, g,
+                            "sequence " + std::to_string(seq) + " step " + std::to_string(step));
+      g.CommitChanges();
+      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 12), rng, step % 5 != 3);
+    }
+  }
+}
+
+TEST_P(SolverTest, EmptyAndTrivialProblems) {
+  auto solver = MakeSolver(GetParam());
+  ASSERT_TRUE(solver.ok());
+  FlowGraph empty;
+  FlowSolution sol;
+  ASSERT_TRUE((*solver)->Solve(empty, &sol, nullptr).ok());
+  EXPECT_EQ(sol.cost, 0);
+  FlowGraph g;
+  NodeId a = g.AddNode(1), b = g.AddNode(-1);
+  g.AddArc(a, a, 4, -3);  // a negative self-loop is saturated
+  g.AddArc(a, b, 1, 7);
+  ASSERT_TRUE((*solver)->Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(sol.cost, 7 - 12);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+  g.SetSupply(a, 2);
+  EXPECT_EQ((*solver)->Solve(g, &sol, nullptr).code(), StatusCode::kInfeasible);
+}
+
+TEST_P(SolverTest, RejectsCostsThatCouldOverflow) {
+  auto solver = MakeSolver(GetParam());
+  ASSERT_TRUE(solver.ok());
+  FlowGraph g;
+  NodeId a = g.AddNode(1), b = g.AddNode(-1);
+  g.AddArc(a, b, 1, int64_t{1} << 62);
+  FlowSolution sol;
+  EXPECT_EQ((*solver)->Solve(g, &sol, nullptr).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(SolverTest, HonoursCancellation) {
+  auto solver = MakeSolver(GetParam());
+  ASSERT_TRUE(solver.ok());
+  FlowGraph g = testing::RandomGraph(Shape::kDense, 60, 3);
+  CancelFlag cancel;
+  cancel.Cancel();
+  FlowSolution sol;
+  Status st = (*solver)->Solve(g, &sol, &cancel);
+  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
+}
+
+std::string ParamName(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
+
+INSTANTIATE_TEST_SUITE_P(AllSolvers, SolverTest, ::testing::ValuesIn(SolverNames()), ParamName);
+
+}  // namespace
+}  // namespace copse::flow
