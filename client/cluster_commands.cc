@@ -25,8 +25,8 @@ std::string Tail(const std::filesystem::path& path, int lines) {
   std::vector<std::string> all;
   for (std::string line; std::getline(in, line);) all.push_back(line);
   std::string out;
-  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0;
-       i < all.size(); ++i) {
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
+       ++i) {
     out += "    " + all[i] + "\n";
   }
   return out;
@@ -45,17 +45,16 @@ std::string HeartbeatAge(int64_t ms) {
 void PrintTable(const ClusterConfig& config, const ClusterStatus& st) {
   int slots = 0;
   for (const ComputerStatus& c : st.computers) slots += c.state == "live" ? c.slots : 0;
-  std::cout << fmt::format("cluster {}: {} of {} computers live, {} slots (master {}:{}, pid {}, "
-                           "up {:.0f}s)\n",
-                           st.cluster, st.LiveCount(), st.computers.size(), slots,
-                           config.master.host, config.master.port, st.master_pid,
-                           static_cast<double>(st.uptime_ms) / 1000.0);
+  std::cout << fmt::format(
+      "cluster {}: {} of {} computers live, {} slots (master {}:{}, pid {}, "
+      "up {:.0f}s)\n",
+      st.cluster, st.LiveCount(), st.computers.size(), slots, config.master.host,
+      config.master.port, st.master_pid, static_cast<double>(st.uptime_ms) / 1000.0);
   std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", "COMPUTER", "RACK",
                            "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT");
   for (const ComputerStatus& c : st.computers) {
-    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", c.name, c.rack,
-                             c.state, c.slots, c.busy_slots,
-                             c.pid ? std::to_string(c.pid) : "-",
+    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", c.name, c.rack, c.state,
+                             c.slots, c.busy_slots, c.pid ? std::to_string(c.pid) : "-",
                              HeartbeatAge(c.last_heartbeat_ago_ms));
   }
 }
@@ -200,8 +199,8 @@ class Up {
                 << options_.timeout.count() << "s; see the logs above\n";
       return 1;
     }
-    std::cout << "the cluster keeps running; stop it with: copse cluster down --config "
-              << config_.source.string() << "\n";
+    std::cout << "the cluster keeps running; stop it with: " << (exe_dir_ / "copse").string()
+              << " cluster down --config " << config_.source.string() << "\n";
     return 0;
   }
 
@@ -239,10 +238,9 @@ int ClusterDown(const ClusterConfig& config) {
   }
   std::error_code ec;
   std::filesystem::remove(PidFilePath(config), ec);
-  std::cout << fmt::format("stopped {} process(es) of cluster {}{}; data dirs kept under {}\n",
-                           running, config.name,
-                           killed ? fmt::format(" ({} needed SIGKILL)", killed) : "",
-                           config.data_root.string());
+  std::cout << fmt::format(
+      "stopped {} process(es) of cluster {}{}; data dirs kept under {}\n", running, config.name,
+      killed ? fmt::format(" ({} needed SIGKILL)", killed) : "", config.data_root.string());
   return 0;
 }
 

@@ -43,9 +43,10 @@ Result<std::vector<ProcessRecord>> ReadPidFile(const std::filesystem::path& path
       out.push_back(std::move(r));
     }
   } catch (const nlohmann::json::exception& e) {
-    return Corruption(fmt::format("{}: damaged pid file ({}); check for leftover copse processes "
-                                  "with `pgrep -a copse-` and remove the file",
-                                  path.string(), e.what()));
+    return Corruption(
+        fmt::format("{}: damaged pid file ({}); check for leftover copse processes "
+                    "with `pgrep -a copse-` and remove the file",
+                    path.string(), e.what()));
   }
   return out;
 }
@@ -54,8 +55,11 @@ Status WritePidFile(const std::filesystem::path& path, const std::vector<Process
   nlohmann::json j;
   j["processes"] = nlohmann::json::array();
   for (const ProcessRecord& r : procs) {
-    j["processes"].push_back(
-        {{"role", r.role}, {"computer", r.computer}, {"pid", r.pid}, {"exe", r.exe}, {"log", r.log}});
+    j["processes"].push_back({{"role", r.role},
+                              {"computer", r.computer},
+                              {"pid", r.pid},
+                              {"exe", r.exe},
+                              {"log", r.log}});
   }
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);

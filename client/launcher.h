@@ -19,8 +19,8 @@ struct ProcessRecord {
   std::string role;      // "master" or "worker"
   std::string computer;  // workers only
   int pid = 0;
-  std::string exe;       // absolute path of the executable
-  std::string log;       // where it logs
+  std::string exe;  // absolute path of the executable
+  std::string log;  // where it logs
 };
 
 // Missing file: an empty list. A damaged file is an error naming it.

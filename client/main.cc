@@ -4,9 +4,9 @@
 //   copse bench ...   runs copse-bench (benchmarks)
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad input, 3 an
 // infeasible flow problem.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>

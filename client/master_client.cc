@@ -22,9 +22,10 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig&
   if (!channel.ok()) {
     Status s = channel.status();
     if (s.code() == StatusCode::kUnavailable) {
-      return Unavailable(fmt::format("cannot reach the master of cluster '{}': {} (is the cluster "
-                                     "up? try `copse cluster up --config {}`)",
-                                     config.name, s.message(), config.source.string()));
+      return Unavailable(
+          fmt::format("cannot reach the master of cluster '{}': {} (is the cluster "
+                      "up? try `copse cluster up --config {}`)",
+                      config.name, s.message(), config.source.string()));
     }
     return s;
   }

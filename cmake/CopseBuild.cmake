@@ -52,9 +52,13 @@ function(copse_test name)
   copse_target_defaults(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  # Where tests find the built executables and the source tree ($COPSE_BIN_DIR
+  # and $COPSE_SOURCE_DIR override these).
+  target_compile_definitions(${name} PRIVATE
+    COPSE_TEST_BIN_DIR="${CMAKE_BINARY_DIR}/bin"
+    COPSE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-                       PROPERTIES TIMEOUT ${ARG_TIMEOUT}
-                       ENVIRONMENT "COPSE_BIN_DIR=${CMAKE_BINARY_DIR}/bin;COPSE_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+                       PROPERTIES TIMEOUT ${ARG_TIMEOUT})
 endfunction()
 
 # copse_benchmark(NAME SOURCES... [DEPS ...]): a Google Benchmark binary. It is

@@ -3,8 +3,7 @@
 namespace copse {
 
 Timestamp SteadyClock::Now() const {
-  return std::chrono::duration_cast<Timestamp>(
-      std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<Timestamp>(std::chrono::steady_clock::now().time_since_epoch());
 }
 
 }  // namespace copse

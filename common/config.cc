@@ -1,13 +1,13 @@
 #include "common/config.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace copse {
 namespace {
@@ -143,7 +143,9 @@ constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error",
 class ConfigParser {
  public:
   ConfigParser(const toml::table& root, std::filesystem::path origin)
-      : root_(root), origin_(std::move(origin)), file_(origin_.string()),
+      : root_(root),
+        origin_(std::move(origin)),
+        file_(origin_.string()),
         base_(origin_.has_parent_path() ? origin_.parent_path() : ".") {}
 
   Result<ClusterConfig> Parse() {
@@ -187,13 +189,14 @@ class ConfigParser {
     cfg_.block_size_bytes = r.Int("block_size_mb", 64, 1, 4096) << 20;
     cfg_.max_running_jobs = static_cast<int>(r.Int("max_running_jobs", 10, 1, 100000));
     cfg_.log_level = r.String("log_level", "info");
-    if (r.error().ok() && std::find(std::begin(kLogLevels), std::end(kLogLevels),
-                                    cfg_.log_level) == std::end(kLogLevels))
+    if (r.error().ok() && std::find(std::begin(kLogLevels), std::end(kLogLevels), cfg_.log_level) ==
+                              std::end(kLogLevels))
       r.Fail(t.get("log_level"), "log_level",
              "one of trace, debug, info, warn, error, critical, off");
     cfg_.heartbeat_interval =
         std::chrono::milliseconds(r.Int("heartbeat_interval_ms", 500, 10, 600'000));
-    cfg_.worker_timeout = std::chrono::milliseconds(r.Int("worker_timeout_ms", 5000, 20, 3'600'000));
+    cfg_.worker_timeout =
+        std::chrono::milliseconds(r.Int("worker_timeout_ms", 5000, 20, 3'600'000));
     if (r.error().ok() && cfg_.worker_timeout <= cfg_.heartbeat_interval)
       r.Fail(t.get("worker_timeout_ms"), "worker_timeout_ms",
              "a timeout longer than heartbeat_interval_ms");
@@ -340,9 +343,10 @@ class ConfigParser {
     auto claim = [&](const std::string& host, uint16_t port, const std::string& who) -> Status {
       auto [it, fresh] = used.emplace(std::make_pair(host, port), who);
       if (fresh) return Status::Ok();
-      return InvalidArgument(fmt::format("{}: key '{}': expected a port no other process uses on "
-                                         "{}, but {} is also used by {}",
-                                         file_, who, host, port, it->second));
+      return InvalidArgument(
+          fmt::format("{}: key '{}': expected a port no other process uses on "
+                      "{}, but {} is also used by {}",
+                      file_, who, host, port, it->second));
     };
     COPSE_RETURN_IF_ERROR(claim(cfg_.master.host, cfg_.master.port, "master.port"));
     for (const ComputerConfig& c : cfg_.computers) {

@@ -10,7 +10,7 @@ namespace {
 
 std::filesystem::path SourceDir() {
   const char* dir = std::getenv("COPSE_SOURCE_DIR");
-  return dir ? dir : ".";
+  return dir ? dir : COPSE_TEST_SOURCE_DIR;
 }
 
 const char* kGood = R"(
@@ -105,10 +105,11 @@ TEST(ConfigTest, ShippedConfigsLoad) {
     }
     EXPECT_DOUBLE_EQ(paper->network.computer_link_bps, 1e9);
   }
-  EXPECT_DOUBLE_EQ(LoadClusterConfig(SourceDir() / "cluster-configs/paper.toml")
-                       ->network.rack_uplink_bps, 6e9);
+  EXPECT_DOUBLE_EQ(
+      LoadClusterConfig(SourceDir() / "cluster-configs/paper.toml")->network.rack_uplink_bps, 6e9);
   EXPECT_DOUBLE_EQ(LoadClusterConfig(SourceDir() / "cluster-configs/paper-constrained.toml")
-                       ->network.rack_uplink_bps, 1e9);
+                       ->network.rack_uplink_bps,
+                   1e9);
 }
 
 TEST(ConfigTest, MissingFileNamesIt) {
@@ -178,9 +179,9 @@ TEST(ConfigTest, RackNeedsCountOrComputers) {
 TEST(ConfigTest, BadNamesAndLevels) {
   EXPECT_NE(ErrorOf(Bad("name = \"x\"", "name = \"bad name\"")).find("a name of letters"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(Bad("name = \"t\"", "name = \"t\"\nlog_level = \"loud\""))
-                .find("cluster.log_level"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(Bad("name = \"t\"", "name = \"t\"\nlog_level = \"loud\"")).find("cluster.log_level"),
+      std::string::npos);
 }
 
 TEST(ConfigTest, ConfigPathFallsBackToEnvironment) {

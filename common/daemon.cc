@@ -1,8 +1,8 @@
 #include "common/daemon.h"
 
-#include <asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
+#include <asio/signal_set.hpp>
 #include <csignal>
 
 #include "common/log.h"

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <asio/io_context.hpp>
-
 #include <filesystem>
 #include <functional>
 #include <string>

@@ -11,9 +11,9 @@
 namespace copse {
 
 struct LogOptions {
-  std::string process;          // logger name, e.g. "master" or "worker c01"
-  std::filesystem::path file;   // empty: stderr only
-  std::string level = "info";   // trace, debug, info, warn, error, critical, off
+  std::string process;         // logger name, e.g. "master" or "worker c01"
+  std::filesystem::path file;  // empty: stderr only
+  std::string level = "info";  // trace, debug, info, warn, error, critical, off
   bool to_stderr = true;
   // Only messages at this level or above go to stderr (the file gets `level`).
   std::string stderr_level = "trace";

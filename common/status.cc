@@ -4,21 +4,36 @@ namespace copse {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kAlreadyExists: return "already exists";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kPermissionDenied: return "permission denied";
-    case StatusCode::kResourceExhausted: return "resource exhausted";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kDisconnected: return "disconnected";
-    case StatusCode::kDeadlineExceeded: return "deadline exceeded";
-    case StatusCode::kCancelled: return "cancelled";
-    case StatusCode::kInfeasible: return "infeasible";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kAlreadyExists:
+      return "already exists";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kPermissionDenied:
+      return "permission denied";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kDisconnected:
+      return "disconnected";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline exceeded";
+    case StatusCode::kCancelled:
+      return "cancelled";
+    case StatusCode::kInfeasible:
+      return "infeasible";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

@@ -74,9 +74,7 @@ inline Status ResourceExhausted(std::string msg) {
 inline Status Corruption(std::string msg) { return {StatusCode::kCorruption, std::move(msg)}; }
 inline Status IoError(std::string msg) { return {StatusCode::kIoError, std::move(msg)}; }
 inline Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
-inline Status Disconnected(std::string msg) {
-  return {StatusCode::kDisconnected, std::move(msg)};
-}
+inline Status Disconnected(std::string msg) { return {StatusCode::kDisconnected, std::move(msg)}; }
 inline Status DeadlineExceeded(std::string msg) {
   return {StatusCode::kDeadlineExceeded, std::move(msg)};
 }
@@ -88,7 +86,7 @@ inline Status Internal(std::string msg) { return {StatusCode::kInternal, std::mo
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -114,9 +112,9 @@ class [[nodiscard]] Result {
 #define COPSE_CONCAT_(a, b) COPSE_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (a Status) is not ok.
-#define COPSE_RETURN_IF_ERROR(expr)             \
-  do {                                          \
-    ::copse::Status copse_status_ = (expr);     \
+#define COPSE_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::copse::Status copse_status_ = (expr);        \
     if (!copse_status_.ok()) return copse_status_; \
   } while (0)
 

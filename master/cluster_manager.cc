@@ -7,9 +7,12 @@ namespace copse::master {
 
 const char* ComputerStateName(ComputerState s) {
   switch (s) {
-    case ComputerState::kUnknown: return "unknown";
-    case ComputerState::kLive: return "live";
-    case ComputerState::kDead: return "dead";
+    case ComputerState::kUnknown:
+      return "unknown";
+    case ComputerState::kLive:
+      return "live";
+    case ComputerState::kDead:
+      return "dead";
   }
   return "unknown";
 }
@@ -19,8 +22,8 @@ ClusterManager::ClusterManager(const ClusterConfig& config, Duration timeout)
   for (const ComputerConfig& c : config.computers) computers_[c.name].config = &c;
 }
 
-ClusterManager::Decision ClusterManager::Register(uint64_t session,
-                                                  const WorkerRegistration& reg, Timestamp now) {
+ClusterManager::Decision ClusterManager::Register(uint64_t session, const WorkerRegistration& reg,
+                                                  Timestamp now) {
   auto it = computers_.find(reg.computer);
   if (it == computers_.end()) {
     return {false, fmt::format("computer '{}' is not in this cluster's config ({})", reg.computer,
@@ -33,8 +36,8 @@ ClusterManager::Decision ClusterManager::Register(uint64_t session,
                                reg.computer, e.config->rack, e.config->slots,
                                config_.source.string(), reg.rack, reg.slots)};
   }
-  bool other_live_session = e.state == ComputerState::kLive && e.session != 0 &&
-                            e.session != session;
+  bool other_live_session =
+      e.state == ComputerState::kLive && e.session != 0 && e.session != session;
   if (other_live_session) {
     return {false, fmt::format("computer '{}' is already served by a live worker (pid {}, from "
                                "{}); stop it first",

@@ -35,8 +35,7 @@ class Recorder : public MembershipListener {
 class ClusterManagerTest : public ::testing::Test {
  protected:
   ClusterManagerTest()
-      : config_(*ParseClusterConfig(kConfig, "/etc/t.toml")),
-        cm_(config_, config_.worker_timeout) {
+      : config_(*ParseClusterConfig(kConfig, "/etc/t.toml")), cm_(config_, config_.worker_timeout) {
     cm_.set_listener(&rec_);
   }
 
@@ -117,8 +116,8 @@ TEST_F(ClusterManagerTest, SilentComputerDiesAfterTimeoutAndComesBackOnRegister)
   EXPECT_FALSE(cm_.Heartbeat(1, 0, clock_.Now()));
   ASSERT_TRUE(cm_.Register(1, Reg("r0-c00"), clock_.Now()).accepted);
   EXPECT_EQ(StateOf("r0-c00"), ComputerState::kLive);
-  EXPECT_EQ(rec_.events, (std::vector<std::string>{"up r0-c00", "up r0-c01", "down r0-c00",
-                                                   "up r0-c00"}));
+  EXPECT_EQ(rec_.events,
+            (std::vector<std::string>{"up r0-c00", "up r0-c01", "down r0-c00", "up r0-c00"}));
 }
 
 TEST_F(ClusterManagerTest, StalledWorkerIsReplacedAfterItDies) {

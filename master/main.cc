@@ -1,8 +1,8 @@
 // copse-master: the cluster's master daemon (DESIGN.md §1).
 //   copse-master --config F [--log-level L] [--port P]
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
     return env.status().code() == copse::StatusCode::kInvalidArgument ? 2 : 1;
   }
   const copse::ClusterConfig& config = env->config;
-  copse::Status s = copse::InitDaemonLogging("master", config.master.data_dir / "master.log",
-                                             level, quiet, config);
+  copse::Status s = copse::InitDaemonLogging("master", config.master.data_dir / "master.log", level,
+                                             quiet, config);
   if (!s.ok()) {
     std::cerr << "copse-master: " << s.ToString() << "\n";
     return 2;

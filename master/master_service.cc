@@ -9,8 +9,8 @@
 
 namespace copse::master {
 
-MasterService::MasterService(asio::io_context& io, const ClusterConfig& config,
-                             std::string secret, const Clock& clock)
+MasterService::MasterService(asio::io_context& io, const ClusterConfig& config, std::string secret,
+                             const Clock& clock)
     : io_(io),
       config_(config),
       clock_(clock),
@@ -24,9 +24,8 @@ MasterService::~MasterService() { Stop(); }
 Status MasterService::Start(uint16_t port_override) {
   uint16_t port = port_override ? port_override : config_.master.port;
   COPSE_RETURN_IF_ERROR(server_.Listen(config_.master.host, port));
-  spdlog::info("master of cluster '{}' listening on {}:{} ({} computers in {} racks)",
-               config_.name, config_.master.host, server_.port(), config_.computers.size(),
-               config_.racks.size());
+  spdlog::info("master of cluster '{}' listening on {}:{} ({} computers in {} racks)", config_.name,
+               config_.master.host, server_.port(), config_.computers.size(), config_.racks.size());
   ArmTimer();
   return Status::Ok();
 }
@@ -105,15 +104,15 @@ Status MasterService::HandleCluster(net::Connection& conn, const net::Frame& fra
     switch (root.which()) {
       case proto::ClusterMessage::REGISTER: {
         auto r = root.getRegister();
-        WorkerRegistration reg{r.getComputer(), r.getRack(),    static_cast<int>(r.getSlots()),
-                               r.getHost(),     r.getControlPort(), r.getDataPort(),
-                               r.getIncarnation(), r.getPid(), conn.remote()};
+        WorkerRegistration reg{
+            r.getComputer(),    r.getRack(),        static_cast<int>(r.getSlots()),
+            r.getHost(),        r.getControlPort(), r.getDataPort(),
+            r.getIncarnation(), r.getPid(),         conn.remote()};
         ClusterManager::Decision d = cluster_.Register(conn.id(), reg, clock_.Now());
         auto rr = out.initRegisterReply();
         rr.setAccepted(d.accepted);
         rr.setReason(d.reason);
-        rr.setHeartbeatIntervalMs(
-            static_cast<uint32_t>(config_.heartbeat_interval.count() / 1000));
+        rr.setHeartbeatIntervalMs(static_cast<uint32_t>(config_.heartbeat_interval.count() / 1000));
         if (!d.accepted) spdlog::warn("refused worker from {}: {}", conn.remote(), d.reason);
         break;
       }
@@ -126,7 +125,8 @@ Status MasterService::HandleCluster(net::Connection& conn, const net::Frame& fra
       }
       case proto::ClusterMessage::STATUS_REQUEST: {
         Timestamp now = clock_.Now();
-        FillStatus(out.initStatus(), config_, cluster_.Snapshot(now), (now - started_).count() / 1000);
+        FillStatus(out.initStatus(), config_, cluster_.Snapshot(now),
+                   (now - started_).count() / 1000);
         break;
       }
       default:

@@ -11,15 +11,13 @@
 namespace copse::testing {
 namespace {
 
+using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using nlohmann::json;
 
 class ClusterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    config_ = WriteClusterConfig(dir_.path(), LocalClusterSpec{});
-  }
+  void SetUp() override { config_ = WriteClusterConfig(dir_.path(), LocalClusterSpec{}); }
   void TearDown() override {
     RunCopse("copse", {"--config", config_.string(), "cluster", "down"});
     ReapChildren();
@@ -109,7 +107,8 @@ TEST_F(ClusterTest, KilledWorkerDiesAndComesBack) {
 TEST_F(ClusterTest, RestartedMasterGetsItsWorkersBackByItself) {
   Up();
   std::vector<int> workers;
-  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"}) workers.push_back(PidOf("worker", c));
+  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"})
+    workers.push_back(PidOf("worker", c));
   int master = PidOf("master");
   ASSERT_EQ(::kill(master, SIGTERM), 0);
   ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(master); }, seconds(10)));
@@ -119,7 +118,8 @@ TEST_F(ClusterTest, RestartedMasterGetsItsWorkersBackByItself) {
   ASSERT_TRUE(WaitFor([&] { return Status()["live"] == 6; }, seconds(15)));
   // The same worker processes re-registered: nobody restarted them.
   std::vector<int> after;
-  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"}) after.push_back(PidOf("worker", c));
+  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"})
+    after.push_back(PidOf("worker", c));
   EXPECT_EQ(after, workers);
   for (int pid : workers) EXPECT_TRUE(ProcessAlive(pid));
 }
@@ -145,9 +145,9 @@ TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
 
 TEST_F(ClusterTest, SecondWorkerForALiveComputerIsRefused) {
   Up();
-  CommandResult dup = RunCopse("copse-worker", {"--config", config_.string(), "--computer", "c00",
-                                                "--log-level", "warn"},
-                               seconds(30));
+  CommandResult dup = RunCopse(
+      "copse-worker", {"--config", config_.string(), "--computer", "c00", "--log-level", "warn"},
+      seconds(30));
   // Its control port is taken, or the master refuses it: either way it exits
   // with an error naming the problem, and the real c00 stays live.
   EXPECT_NE(dup.exit_code, 0);
@@ -166,13 +166,14 @@ TEST_F(ClusterTest, MasterRefusesComputersItsConfigDoesNotName) {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   std::vector<uint16_t> ports = FreePorts(2);
-  text += "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
-          "  control_port = " + std::to_string(ports[0]) + "\n  data_port = " +
-          std::to_string(ports[1]) + "\n";
+  text +=
+      "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
+      "  control_port = " +
+      std::to_string(ports[0]) + "\n  data_port = " + std::to_string(ports[1]) + "\n";
   std::filesystem::path other = dir_.path() / "other.toml";
   std::ofstream(other) << text;
-  CommandResult r = RunCopse("copse-worker", {"--config", other.string(), "--computer", "stranger"},
-                             seconds(30));
+  CommandResult r =
+      RunCopse("copse-worker", {"--config", other.string(), "--computer", "stranger"}, seconds(30));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("computer 'stranger' is not in this cluster's config"), std::string::npos)
       << r.err;
@@ -191,9 +192,10 @@ TEST_F(ClusterTest, WrongSecretIsRefusedOnEveryPort) {
                "[cluster]\nsecret_file = \"" + bad_secret.string() + "\"\n");
   // One more computer, so that its worker's ports are free.
   std::vector<uint16_t> ports = FreePorts(2);
-  text += "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
-          "  control_port = " + std::to_string(ports[0]) + "\n  data_port = " +
-          std::to_string(ports[1]) + "\n";
+  text +=
+      "\n[[racks]]\nname = \"r9\"\n  [[racks.computers]]\n  name = \"stranger\"\n"
+      "  control_port = " +
+      std::to_string(ports[0]) + "\n  data_port = " + std::to_string(ports[1]) + "\n";
   std::filesystem::path other = dir_.path() / "wrong-secret.toml";
   std::ofstream(other) << text;
   CommandResult status = RunCopse("copse", {"--config", other.string(), "cluster", "status"});
@@ -201,9 +203,8 @@ TEST_F(ClusterTest, WrongSecretIsRefusedOnEveryPort) {
   EXPECT_NE(status.err.find("does not hold this cluster's shared secret"), std::string::npos)
       << status.err;
   // A worker holding the wrong secret never gets in; the master logs why.
-  CommandResult worker = RunCopse("copse-worker", {"--config", other.string(), "--computer",
-                                                   "stranger"},
-                                  seconds(3));
+  CommandResult worker =
+      RunCopse("copse-worker", {"--config", other.string(), "--computer", "stranger"}, seconds(3));
   EXPECT_EQ(worker.exit_code, -1) << "it keeps retrying until killed";
   std::ifstream log(dir_.path() / "data" / "master" / "master.log");
   std::string master_log((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());

@@ -1,8 +1,8 @@
 // copse-worker: the daemon on every computer (DESIGN.md §1).
 //   copse-worker --config F --computer NAME [--log-level L]
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <random>
 
@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
               << config.source.string() << "\n";
     return 2;
   }
-  copse::Status s = copse::InitDaemonLogging("worker " + computer->name,
-                                             computer->data_dir / "worker.log", level, quiet, config);
+  copse::Status s = copse::InitDaemonLogging(
+      "worker " + computer->name, computer->data_dir / "worker.log", level, quiet, config);
   if (!s.ok()) {
     std::cerr << "copse-worker: " << s.ToString() << "\n";
     return 2;

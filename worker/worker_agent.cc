@@ -10,8 +10,8 @@
 namespace copse::worker {
 
 WorkerAgent::WorkerAgent(asio::io_context& io, const ClusterConfig& config,
-                         const ComputerConfig& computer, std::string secret,
-                         uint64_t incarnation, FatalCallback on_fatal)
+                         const ComputerConfig& computer, std::string secret, uint64_t incarnation,
+                         FatalCallback on_fatal)
     : io_(io),
       config_(config),
       computer_(computer),
@@ -87,8 +87,8 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
       case proto::ClusterMessage::REGISTER_REPLY: {
         auto r = root.getRegisterReply();
         if (!r.getAccepted()) {
-          Status refused = FailedPrecondition(fmt::format(
-              "the master refused computer {}: {}", computer_.name, r.getReason().cStr()));
+          Status refused = FailedPrecondition(fmt::format("the master refused computer {}: {}",
+                                                          computer_.name, r.getReason().cStr()));
           spdlog::error("{}", refused.message());
           Stop();
           if (on_fatal_) on_fatal_(refused);
@@ -105,8 +105,7 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
       }
       case proto::ClusterMessage::HEARTBEAT_REPLY:
         if (root.getHeartbeatReply().getReregister()) {
-          spdlog::warn("the master no longer counts {} as live; registering again",
-                       computer_.name);
+          spdlog::warn("the master no longer counts {} as live; registering again", computer_.name);
           registered_ = false;
           heartbeat_timer_.cancel();
           SendRegister(conn);

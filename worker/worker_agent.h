@@ -9,7 +9,6 @@
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
-
 #include <functional>
 #include <string>
 

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <asio/io_context.hpp>
-
 #include <string>
 
 #include "common/clock.h"

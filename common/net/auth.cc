@@ -87,12 +87,14 @@ std::vector<uint8_t> RandomBytes(size_t n) {
   return out;
 }
 
-std::vector<uint8_t> ClientProof(const std::string& secret, const std::vector<uint8_t>& server_nonce,
+std::vector<uint8_t> ClientProof(const std::string& secret,
+                                 const std::vector<uint8_t>& server_nonce,
                                  const std::vector<uint8_t>& client_nonce) {
   return Hmac(secret, "copse-auth-1 client", server_nonce, client_nonce);
 }
 
-std::vector<uint8_t> ServerProof(const std::string& secret, const std::vector<uint8_t>& server_nonce,
+std::vector<uint8_t> ServerProof(const std::string& secret,
+                                 const std::vector<uint8_t>& server_nonce,
                                  const std::vector<uint8_t>& client_nonce) {
   return Hmac(secret, "copse-auth-1 server", client_nonce, server_nonce);
 }

@@ -27,10 +27,12 @@ Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* create
 std::vector<uint8_t> RandomBytes(size_t n);
 
 // The proof a client sends: HMAC(secret, "copse-auth-1 client" | server | client).
-std::vector<uint8_t> ClientProof(const std::string& secret, const std::vector<uint8_t>& server_nonce,
+std::vector<uint8_t> ClientProof(const std::string& secret,
+                                 const std::vector<uint8_t>& server_nonce,
                                  const std::vector<uint8_t>& client_nonce);
 // The proof a server sends back: HMAC(secret, "copse-auth-1 server" | client | server).
-std::vector<uint8_t> ServerProof(const std::string& secret, const std::vector<uint8_t>& server_nonce,
+std::vector<uint8_t> ServerProof(const std::string& secret,
+                                 const std::vector<uint8_t>& server_nonce,
                                  const std::vector<uint8_t>& client_nonce);
 
 // Constant-time comparison.

@@ -30,10 +30,14 @@ class TempDir {
 
 TEST(AuthTest, ProofsDependOnSecretAndNonces) {
   auto s = RandomBytes(kNonceSize), c = RandomBytes(kNonceSize);
-  EXPECT_TRUE(ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-one-16byt", s, c)));
-  EXPECT_FALSE(ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-two-16byt", s, c)));
-  EXPECT_FALSE(ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-one-16byt", c, s)));
-  EXPECT_FALSE(ProofsEqual(ClientProof("secret-one-16byt", s, c), ServerProof("secret-one-16byt", s, c)));
+  EXPECT_TRUE(
+      ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-one-16byt", s, c)));
+  EXPECT_FALSE(
+      ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-two-16byt", s, c)));
+  EXPECT_FALSE(
+      ProofsEqual(ClientProof("secret-one-16byt", s, c), ClientProof("secret-one-16byt", c, s)));
+  EXPECT_FALSE(
+      ProofsEqual(ClientProof("secret-one-16byt", s, c), ServerProof("secret-one-16byt", s, c)));
 }
 
 TEST(AuthTest, EnsureSecretCreatesPrivateFileOnce) {
@@ -148,8 +152,8 @@ TEST(AuthTest, OversizedFrameAfterAuthClosesOnlyThatConnection) {
   std::vector<uint8_t> big(4096);
   (void)(*bad)->Send(Protocol::kDfs, PayloadKind::kRaw, std::move(big), kTimeout);
   EXPECT_FALSE((*bad)->Receive(kTimeout).ok());
-  auto good = BlockingChannel::Connect("127.0.0.1", server.port(), "the-right-secret-0123",
-                                       "good", kTimeout);
+  auto good = BlockingChannel::Connect("127.0.0.1", server.port(), "the-right-secret-0123", "good",
+                                       kTimeout);
   ASSERT_TRUE(good.ok());
   ASSERT_TRUE((*good)->Send(Protocol::kJob, PayloadKind::kRaw, {9}, kTimeout).ok());
   EXPECT_TRUE((*good)->Receive(kTimeout).ok());

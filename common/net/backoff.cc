@@ -9,8 +9,8 @@ Duration Backoff::Next() {
     step_ = options_.initial;
   } else {
     auto grown = static_cast<double>(step_.count()) * options_.multiplier;
-    step_ = Duration{static_cast<int64_t>(
-        std::min(grown, static_cast<double>(options_.max.count())))};
+    step_ =
+        Duration{static_cast<int64_t>(std::min(grown, static_cast<double>(options_.max.count())))};
   }
   step_ = std::min(step_, options_.max);
   int64_t half = step_.count() / 2;

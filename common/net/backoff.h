@@ -11,8 +11,8 @@
 namespace copse::net {
 
 struct BackoffOptions {
-  Duration initial{100'000};    // first delay
-  Duration max{5'000'000};      // cap
+  Duration initial{100'000};  // first delay
+  Duration max{5'000'000};    // cap
   double multiplier = 2.0;
 };
 

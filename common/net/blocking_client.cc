@@ -1,9 +1,9 @@
 #include "common/net/blocking_client.h"
 
-#include <asio/connect.hpp>
-#include <asio/io_context.hpp>
 #include <fmt/format.h>
 
+#include <asio/connect.hpp>
+#include <asio/io_context.hpp>
 #include <deque>
 
 #include "common/net/connection.h"
@@ -58,8 +58,8 @@ BlockingChannel::BlockingChannel(std::unique_ptr<Impl> impl) : impl_(std::move(i
 BlockingChannel::~BlockingChannel() = default;
 
 Result<std::unique_ptr<BlockingChannel>> BlockingChannel::Connect(
-    const std::string& host, uint16_t port, const std::string& secret,
-    const std::string& peer_name, std::chrono::milliseconds timeout) {
+    const std::string& host, uint16_t port, const std::string& secret, const std::string& peer_name,
+    std::chrono::milliseconds timeout) {
   auto impl = std::make_unique<Impl>();
   impl->where = fmt::format("{}:{}", host, port);
   asio::error_code ec;

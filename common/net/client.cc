@@ -1,8 +1,9 @@
 #include "common/net/client.h"
 
-#include <asio/connect.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <asio/connect.hpp>
 
 namespace copse::net {
 
@@ -61,22 +62,20 @@ void ReconnectingClient::Connect() {
       socket->close(cec);  // the pending connect fails with operation_aborted
     }
   });
-  socket->async_connect(
-      asio::ip::tcp::endpoint(addr, port_),
-      [this, alive, socket, attempt](const asio::error_code& cec) {
-        if (alive.expired() || stopped_ || attempt != attempt_) return;
-        connecting_.reset();
-        timer_.cancel();
-        if (cec) {
-          ScheduleReconnect(Unavailable(fmt::format("cannot connect to {}:{}: {}", host_, port_,
-                                                    cec == asio::error::operation_aborted
-                                                        ? "timed out"
-                                                        : cec.message())));
-          return;
-        }
-        conn_ = Connection::Create(std::move(*socket), auth_, options_, this);
-        conn_->Start();
-      });
+  socket->async_connect(asio::ip::tcp::endpoint(addr, port_), [this, alive, socket, attempt](
+                                                                  const asio::error_code& cec) {
+    if (alive.expired() || stopped_ || attempt != attempt_) return;
+    connecting_.reset();
+    timer_.cancel();
+    if (cec) {
+      ScheduleReconnect(Unavailable(
+          fmt::format("cannot connect to {}:{}: {}", host_, port_,
+                      cec == asio::error::operation_aborted ? "timed out" : cec.message())));
+      return;
+    }
+    conn_ = Connection::Create(std::move(*socket), auth_, options_, this);
+    conn_->Start();
+  });
 }
 
 void ReconnectingClient::ScheduleReconnect(const Status& why) {

@@ -7,7 +7,6 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
-
 #include <memory>
 #include <string>
 
@@ -31,9 +30,7 @@ class ReconnectingClient final : public ConnectionHandler {
   // Closes the connection and stops reconnecting.
   void Stop();
   // The open connection, or nullptr while (re)connecting.
-  Connection* connection() const {
-    return conn_ && conn_->open() ? conn_.get() : nullptr;
-  }
+  Connection* connection() const { return conn_ && conn_->open() ? conn_.get() : nullptr; }
 
   void OnOpen(Connection& conn) override;
   void OnFrame(Connection& conn, Frame frame) override;

@@ -1,10 +1,10 @@
 #include "common/net/connection.h"
 
-#include <asio/post.hpp>
-#include <asio/write.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <asio/post.hpp>
+#include <asio/write.hpp>
 #include <atomic>
 
 #include "common/net/auth.h"
@@ -78,9 +78,8 @@ void Connection::Start() {
 void Connection::ReadMore() {
   if (closed_) return;
   auto self = shared_from_this();
-  socket_.async_read_some(asio::buffer(read_buf_), [self](const asio::error_code& ec, size_t n) {
-    self->OnRead(ec, n);
-  });
+  socket_.async_read_some(asio::buffer(read_buf_),
+                          [self](const asio::error_code& ec, size_t n) { self->OnRead(ec, n); });
 }
 
 void Connection::OnRead(const asio::error_code& ec, size_t n) {
@@ -122,8 +121,8 @@ void Connection::Dispatch(Frame frame) {
 
 void Connection::HandleAuthFrame(const Frame& frame) {
   if (frame.protocol != Protocol::kAuth) {
-    Close(PermissionDenied(fmt::format("{} frame before authentication",
-                                       ProtocolName(frame.protocol))));
+    Close(PermissionDenied(
+        fmt::format("{} frame before authentication", ProtocolName(frame.protocol))));
     return;
   }
   if (auth_.server) {
@@ -145,17 +144,18 @@ void Connection::ServerCheckResponse(const Frame& frame) {
     client_nonce_ = ToVector(r.getNonce());
     peer_name_ = r.getPeer();
     if (client_nonce_.size() != kNonceSize) return Corruption("bad client nonce");
-    bool good = ProofsEqual(ToVector(r.getMac()),
-                            ClientProof(auth_.secret, server_nonce_, client_nonce_));
+    bool good =
+        ProofsEqual(ToVector(r.getMac()), ClientProof(auth_.secret, server_nonce_, client_nonce_));
     capnp::MallocMessageBuilder msg;
     auto out = msg.initRoot<proto::AuthMessage>().initOutcome();
     out.setAccepted(good);
     if (good) {
       out.setMac(ToData(ServerProof(auth_.secret, server_nonce_, client_nonce_)));
     } else {
-      out.setReason(fmt::format("authentication refused by {}: the peer does not hold this "
-                                "cluster's shared secret",
-                                auth_.service));
+      out.setReason(
+          fmt::format("authentication refused by {}: the peer does not hold this "
+                      "cluster's shared secret",
+                      auth_.service));
     }
     SendAuth(EncodeMessage(msg));
     if (!good) {

@@ -11,7 +11,6 @@
 
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -25,8 +24,8 @@
 namespace copse::net {
 
 struct TransportOptions {
-  size_t max_frame_bytes = 16u << 20;         // limit for authenticated peers
-  size_t max_handshake_frame_bytes = 4096;    // limit before authentication
+  size_t max_frame_bytes = 16u << 20;       // limit for authenticated peers
+  size_t max_handshake_frame_bytes = 4096;  // limit before authentication
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds connect_timeout{5000};
 };
@@ -58,8 +57,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // REQUIRES: `handler` outlives the connection or is cleared by set_handler.
   static std::shared_ptr<Connection> Create(asio::ip::tcp::socket socket, AuthParams auth,
-                                            TransportOptions options,
-                                            ConnectionHandler* handler);
+                                            TransportOptions options, ConnectionHandler* handler);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

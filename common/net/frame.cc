@@ -9,11 +9,16 @@ namespace copse::net {
 
 const char* ProtocolName(Protocol p) {
   switch (p) {
-    case Protocol::kAuth: return "auth";
-    case Protocol::kCluster: return "cluster";
-    case Protocol::kScheduling: return "scheduling";
-    case Protocol::kDfs: return "dfs";
-    case Protocol::kJob: return "job";
+    case Protocol::kAuth:
+      return "auth";
+    case Protocol::kCluster:
+      return "cluster";
+    case Protocol::kScheduling:
+      return "scheduling";
+    case Protocol::kDfs:
+      return "dfs";
+    case Protocol::kJob:
+      return "job";
   }
   return "unknown";
 }
@@ -32,8 +37,8 @@ std::array<uint8_t, kFrameHeaderSize> EncodeFrameHeader(Protocol protocol, Paylo
 
 Status FrameDecoder::StartPayload() {
   if (header_[0] != kMagic0 || header_[1] != kMagic1) {
-    return Corruption(fmt::format("bad frame magic {:02x}{:02x} (not a Copse peer?)", header_[0],
-                                  header_[1]));
+    return Corruption(
+        fmt::format("bad frame magic {:02x}{:02x} (not a Copse peer?)", header_[0], header_[1]));
   }
   uint8_t proto = header_[2];
   if (proto < static_cast<uint8_t>(Protocol::kAuth) || proto > static_cast<uint8_t>(Protocol::kJob))
@@ -94,8 +99,7 @@ std::string FrameDecoder::PartialDescription() const {
     return fmt::format("truncated frame: got {} of {} payload bytes", payload_fill_,
                        current_.payload.size());
   }
-  return fmt::format("truncated frame: got {} of {} header bytes", header_fill_,
-                     kFrameHeaderSize);
+  return fmt::format("truncated frame: got {} of {} header bytes", header_fill_, kFrameHeaderSize);
 }
 
 }  // namespace copse::net

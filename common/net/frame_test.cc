@@ -36,8 +36,8 @@ uint64_t IncarnationOf(const Frame& f) {
 TEST(FrameTest, RoundTripsAMessage) {
   FrameDecoder d(1 << 20);
   std::vector<Frame> frames;
-  ASSERT_TRUE(d.Feed(Wire(Protocol::kCluster, PayloadKind::kMessage, HeartbeatPayload(42)),
-                     &frames).ok());
+  ASSERT_TRUE(
+      d.Feed(Wire(Protocol::kCluster, PayloadKind::kMessage, HeartbeatPayload(42)), &frames).ok());
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_EQ(frames[0].protocol, Protocol::kCluster);
   EXPECT_EQ(IncarnationOf(frames[0]), 42u);

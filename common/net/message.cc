@@ -22,9 +22,8 @@ Result<std::unique_ptr<capnp::FlatArrayMessageReader>> DecodeMessage(const Frame
   // A message may not make the reader visit more than twice its own size.
   options.traversalLimitInWords = 2 * frame.payload.size() / sizeof(capnp::word) + 64;
   options.nestingLimit = 32;
-  kj::ArrayPtr<const capnp::word> words(
-      reinterpret_cast<const capnp::word*>(frame.payload.data()),
-      frame.payload.size() / sizeof(capnp::word));
+  kj::ArrayPtr<const capnp::word> words(reinterpret_cast<const capnp::word*>(frame.payload.data()),
+                                        frame.payload.size() / sizeof(capnp::word));
   try {
     return std::make_unique<capnp::FlatArrayMessageReader>(words, options);
   } catch (const kj::Exception& e) {

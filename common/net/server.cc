@@ -30,8 +30,8 @@ Status Server::Listen(const std::string& host, uint16_t port) {
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     acceptor_.close();
-    return Unavailable(fmt::format("cannot listen on {}:{} for {}: {}", host, port, service_,
-                                   ec.message()));
+    return Unavailable(
+        fmt::format("cannot listen on {}:{} for {}: {}", host, port, service_, ec.message()));
   }
   port_ = acceptor_.local_endpoint().port();
   Accept();

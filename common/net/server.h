@@ -7,7 +7,6 @@
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
-
 #include <map>
 #include <memory>
 #include <string>

@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -19,19 +21,70 @@
 namespace copse::testing {
 namespace {
 
-// Runs before main: orphaned daemons become our children so we can reap them.
-const bool kSubreaper = [] {
+// The watchdog: a process forked before main that outlives this one. The test
+// process sends it the path of every temporary directory it creates; when the
+// test process ends in any way (a crash or a sanitizer abort included), the
+// pipe reaches EOF and the watchdog kills every process whose command line
+// names one of those directories, then removes them. So no daemon outlives
+// its test, whatever happens to the test.
+void WatchdogMain(int read_fd) {
+  std::vector<std::string> dirs;
+  std::string pending;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(read_fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n <= 0) continue;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+      dirs.push_back(pending.substr(0, nl));
+    }
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      std::string name = entry.path().filename();
+      if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+      std::ifstream in(entry.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (const std::string& d : dirs) {
+        if (cmdline.find(d + "/") != std::string::npos) ::kill(std::stoi(name), SIGKILL);
+      }
+    }
+  }
+  std::error_code ec;
+  for (const std::string& d : dirs) std::filesystem::remove_all(d, ec);
+}
+
+int StartWatchdog() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[1]);
+    ::setsid();  // not in the test's process group: ctest's timeout kill spares it
+    WatchdogMain(fds[0]);
+    ::_exit(0);
+  }
+  ::close(fds[0]);
+  return fds[1];
+}
+
+// Runs before main: orphaned daemons become our children so we can reap them,
+// and the watchdog starts while this process has a single thread.
+const int kWatchdogFd = [] {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  return true;
+  return StartWatchdog();
 }();
 
 }  // namespace
 
 TempDir::TempDir() {
-  (void)kSubreaper;
   char tmpl[] = "/tmp/copse-test-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   path_ = tmpl;
+  std::string line = path_.string() + "\n";
+  if (kWatchdogFd >= 0 && ::write(kWatchdogFd, line.data(), line.size()) < 0) {
+    throw std::runtime_error("cannot reach the test watchdog");
+  }
 }
 
 TempDir::~TempDir() {
@@ -95,7 +148,10 @@ port = {}
 
 std::filesystem::path BinDir() {
   const char* dir = std::getenv("COPSE_BIN_DIR");
-  if (!dir) throw std::runtime_error("COPSE_BIN_DIR is not set (run the tests through ctest)");
+#ifdef COPSE_TEST_BIN_DIR
+  if (!dir) dir = COPSE_TEST_BIN_DIR;
+#endif
+  if (!dir) throw std::runtime_error("COPSE_BIN_DIR is not set");
   return dir;
 }
 

@@ -2,7 +2,9 @@
 // temporary directories, free ports, temporary cluster configs, running the
 // copse binaries with a deadline, and waiting for a condition with a bound.
 // The test process makes itself a child subreaper, so daemons that outlive
-// the `copse` command that started them are reaped here, not left behind.
+// the `copse` command that started them are reaped here; and a watchdog
+// process kills every process started under a test's temporary directories
+// once the test process is gone, even when it crashed.
 #pragma once
 
 #include <chrono>
@@ -43,7 +45,7 @@ struct LocalClusterSpec {
 std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,
                                          const LocalClusterSpec& spec);
 
-// Where the built executables are ($COPSE_BIN_DIR, set by ctest).
+// Where the built executables are ($COPSE_BIN_DIR, else this build tree's bin/).
 std::filesystem::path BinDir();
 
 struct CommandResult {
