@@ -1,0 +1,136 @@
+#include "scheduler/flow/incremental.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace copse::flow {
+
+namespace {
+
+std::string EngineName(IncrementalOptions::Engine e) {
+  switch (e) {
+    case IncrementalOptions::Engine::kShortestPaths:
+      return "incremental";
+    case IncrementalOptions::Engine::kRelaxation:
+      return "incremental_relax";
+    case IncrementalOptions::Engine::kCostScaling:
+      return "incremental_cs";
+  }
+  return "incremental";
+}
+
+}  // namespace
+
+IncrementalSolver::IncrementalSolver(IncrementalOptions options)
+    : options_(options), name_(EngineName(options.engine)), cs_(options.cost_scaling) {}
+
+void IncrementalSolver::InitPotentials(const FlowGraph& g, std::vector<int64_t>& pot) const {
+  const uint32_t n = net_.node_count();
+  pot.assign(n, 0);
+  std::vector<uint8_t> fresh(n, 0);
+  for (uint32_t u = 0; u < n; ++u) {
+    NodeId id = net_.node_id(u);
+    if (id < prev_pot_.size() && !g.IsNewNode(id)) {
+      pot[u] = prev_pot_[id];
+    } else {
+      fresh[u] = 1;
+    }
+  }
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  for (uint32_t u = 0; u < n; ++u) {
+    if (!fresh[u]) continue;
+    int64_t upper = kNone, lower = std::numeric_limits<int64_t>::min();
+    for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
+      const ResidualArc& r = net_.arc(a);
+      if (fresh[r.head]) continue;
+      int64_t x = r.cost + pot[r.head];
+      if (r.resid > 0) upper = std::min(upper, x);
+      if (net_.arc(r.rev).resid > 0) lower = std::max(lower, x);
+    }
+    if (upper != kNone) {
+      pot[u] = upper;
+    } else if (lower != std::numeric_limits<int64_t>::min()) {
+      pot[u] = lower;
+    }
+  }
+}
+
+void IncrementalSolver::Repair(std::vector<int64_t>& pot) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  for (uint32_t u = 0; u < net_.node_count(); ++u) {
+    bool violated = false;
+    int64_t upper = kMax, lower = kMin;
+    for (uint32_t a = net_.begin(u), e = net_.end(u); a < e; ++a) {
+      const ResidualArc& r = net_.arc(a);
+      int64_t x = r.cost + pot[r.head];
+      if (r.resid > 0) {
+        upper = std::min(upper, x);
+        violated |= x < pot[u];
+      }
+      if (net_.arc(r.rev).resid > 0) {
+        lower = std::max(lower, x);
+        violated |= x > pot[u];
+      }
+    }
+    if (violated && lower <= upper) {
+      pot[u] = std::clamp(pot[u], lower, upper);
+      ++stats_.potential_moves;
+    }
+  }
+  for (uint32_t u = 0; u < net_.node_count(); ++u) {
+    for (uint32_t a = net_.begin(u), e = net_.end(u); a < e; ++a) {
+      const ResidualArc& r = net_.arc(a);
+      if (r.resid > 0 && r.cost - pot[u] + pot[r.head] < 0) {
+        net_.Push(a, r.resid);
+        ++stats_.saturated_arcs;
+      }
+    }
+  }
+}
+
+Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& pot,
+                                    const CancelFlag* cancel) {
+  COPSE_RETURN_IF_ERROR(net_.Build(g));
+  pot.assign(net_.node_count(), 0);
+  return cs_.Run(net_, pot, cancel);
+}
+
+Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& pot,
+                                    const CancelFlag* cancel) {
+  COPSE_RETURN_IF_ERROR(net_.Build(g, &prev_flow_, /*skip_new_arcs=*/true));
+  InitPotentials(g, pot);
+  if (options_.engine == IncrementalOptions::Engine::kCostScaling) {
+    return cs_.Run(net_, pot, cancel);
+  }
+  Repair(pot);
+  for (uint32_t u = 0; u < net_.node_count(); ++u) {
+    stats_.excess_units += std::max<int64_t>(0, net_.excess(u));
+  }
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
+  if (options_.engine == IncrementalOptions::Engine::kRelaxation) {
+    return relax_.Run(net_, pot, cancel);
+  }
+  return ssp_.Route(net_, pot, cancel);
+}
+
+Status IncrementalSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelFlag* cancel) {
+  stats_ = Stats{};
+  stats_.warm = has_prev_;
+  std::vector<int64_t> pot;
+  COPSE_RETURN_IF_ERROR(has_prev_ ? SolveWarm(g, pot, cancel) : SolveCold(g, pot, cancel));
+  COPSE_RETURN_IF_ERROR(net_.Extract(g, pot, out));
+  prev_flow_ = out->flow;
+  prev_pot_ = out->potential;
+  has_prev_ = true;
+  return Status::Ok();
+}
+
+void IncrementalSolver::Adopt(const FlowGraph& g, const FlowSolution& solution) {
+  (void)g;
+  prev_flow_ = solution.flow;
+  prev_pot_ = solution.potential;
+  has_prev_ = true;
+}
+
+}  // namespace copse::flow
