@@ -1,0 +1,71 @@
+#include "scheduler/quincy_costs.h"
+
+#include <gtest/gtest.h>
+
+namespace copse::scheduler {
+namespace {
+
+constexpr int64_t kGB = 1'000'000'000;
+
+TaskLocality Example() {
+  TaskLocality loc;
+  loc.worst = {4 * kGB, 4 * kGB};
+  loc.racks.push_back({2, {4 * kGB, 1 * kGB}});
+  loc.computers.push_back({17, {3 * kGB, 1 * kGB}});
+  return loc;
+}
+
+TEST(QuincyCostsTest, MilliUnitsOfThePaperCosts) {
+  QuincyCostParams p;  // ω = 0.5, ψ = 1, ξ = 2
+  EXPECT_EQ(DataCostMilli(p, {kGB, 0}), 1000);        // ψ = 1 per GB
+  EXPECT_EQ(DataCostMilli(p, {0, kGB}), 2000);        // ξ = 2 per GB
+  EXPECT_EQ(DataCostMilli(p, {1'000'000, 0}), 1);     // 1 per MB
+  EXPECT_EQ(WaitCostMilli(p, Duration{1'000'000}), 500);  // 500 per second
+  EXPECT_EQ(WaitCostMilli(p, Duration{3'000'000}), 1500);
+}
+
+TEST(QuincyCostsTest, WaitingTaskCostsAndCaps) {
+  QuincyCostParams p;
+  p.max_cost_milli = 9000;
+  TaskTimes t;
+  t.unscheduled = Duration{10'000'000};
+  QuincyArcCosts c = ComputeQuincyCosts(p, Example(), t, std::nullopt, 8);
+  EXPECT_EQ(c.unscheduled, 5000);
+  EXPECT_EQ(c.any_computer, 9000);  // 4 + 8 = 12 paper units, capped at Ω
+  ASSERT_EQ(c.racks.size(), 1u);
+  EXPECT_EQ(c.racks[0], 6000);
+  ASSERT_EQ(c.computers.size(), 1u);
+  EXPECT_EQ(c.computers[0], 5000);
+  EXPECT_FALSE(c.running.has_value());
+  t.unscheduled = Duration{100'000'000};
+  EXPECT_EQ(ComputeQuincyCosts(p, Example(), t, std::nullopt, 8).unscheduled, 9000);
+}
+
+TEST(QuincyCostsTest, RunningCostFallsWithRunningTime) {
+  QuincyCostParams p;
+  TaskTimes t;
+  t.running = Duration{2'000'000};
+  QuincyArcCosts c = ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8);
+  ASSERT_TRUE(c.running.has_value());
+  EXPECT_EQ(*c.running, 5000 - 2000);
+  EXPECT_EQ(c.computers[0], *c.running);
+  t.running = Duration{3'000'000};
+  EXPECT_EQ(*ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8).running, 2000);
+}
+
+TEST(QuincyCostsTest, ApproximationsForNonPreferredRacksAndComputers) {
+  TaskLocality loc = Example();
+  EXPECT_EQ(RackBytes(loc, 2, 8).core, 1 * kGB);
+  TransferBytes other = RackBytes(loc, 5, 8);
+  EXPECT_EQ(other.rack, kGB / 2);  // X^X / P
+  EXPECT_EQ(other.core, 4 * kGB);
+  EXPECT_EQ(ComputerBytes(loc, 17, 2, 8).rack, 3 * kGB);
+  EXPECT_EQ(ComputerBytes(loc, 18, 2, 8).rack, 4 * kGB);  // its rack's
+  QuincyCostParams p;
+  TaskTimes t;
+  QuincyArcCosts c = ComputeQuincyCosts(p, loc, t, RunningOn{40, 5}, 8);
+  EXPECT_EQ(*c.running, DataCostMilli(p, other));
+}
+
+}  // namespace
+}  // namespace copse::scheduler
