@@ -1,0 +1,222 @@
+// copse-flow-bench: times Copse's min-cost-flow solvers and LEMON's
+// NetworkSimplex, CostScaling and CapacityScaling on the same Quincy-shaped
+// graphs (scales a-e of issue 4), from scratch on the first graph and then
+// incrementally along the workload's change steps. Prints a table and,
+// with --json, writes every measurement. Peak memory is the process's
+// maximum resident set (run a scale alone, without LEMON, to see Copse's).
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/flow/quincy_workload.h"
+#include "scheduler/flow/dimacs.h"
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/racing.h"
+#include "scheduler/flow/solvers.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Options {
+  std::string scale = "a";
+  int steps = 10;
+  uint64_t seed = 1;
+  std::vector<std::string> scratch = {"cost_scaling", "relaxation", "race_scratch", "race"};
+  std::vector<std::string> incremental = {"race", "incremental", "incremental_cs"};
+  std::vector<std::string> lemon = {"ns", "cs", "caps"};
+  int lemon_every = 0;
+  bool check = true;
+  std::string json_path;
+  std::string dimacs_dir;
+};
+
+double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+long PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+flow::lemon_ref::Algorithm LemonAlg(const std::string& s) {
+  if (s == "cs") return flow::lemon_ref::Algorithm::kCostScaling;
+  if (s == "caps") return flow::lemon_ref::Algorithm::kCapacityScaling;
+  return flow::lemon_ref::Algorithm::kNetworkSimplex;
+}
+
+struct Runner {
+  Options opt;
+  json records = json::array();
+  int failures = 0;
+
+  void Record(json r) {
+    std::printf("%-6s step %3d  %-24s %10.2f ms  cost %lld%s\n", r["phase"].get<std::string>().c_str(),
+                r["step"].get<int>(), r["solver"].get<std::string>().c_str(),
+                r["solve_ms"].get<double>(), static_cast<long long>(r["cost"].get<int64_t>()),
+                r.contains("winner") ? (" (won: " + r["winner"].get<std::string>() + ")").c_str()
+                                     : "");
+    std::fflush(stdout);
+    records.push_back(std::move(r));
+  }
+
+  void Expect(bool ok, const std::string& what) {
+    if (!ok) {
+      ++failures;
+      std::fprintf(stderr, "MISMATCH: %s\n", what.c_str());
+    }
+  }
+
+  void RunLemon(const flow::FlowGraph& g, int step, int64_t expect) {
+    for (const std::string& name : opt.lemon) {
+      auto r = flow::lemon_ref::Solve(g, LemonAlg(name));
+      Expect(r.feasible && r.cost == expect, std::string("lemon ") + name + " cost");
+      Record({{"phase", "lemon"}, {"step", step}, {"solver", AlgorithmName(LemonAlg(name))},
+              {"solve_ms", r.solve_ms}, {"build_ms", r.build_ms}, {"cost", r.cost}});
+    }
+  }
+
+  int64_t RunScratch(const flow::FlowGraph& g) {
+    int64_t cost = 0;
+    for (const std::string& name : opt.scratch) {
+      auto solver = flow::MakeSolver(name);
+      if (!solver.ok()) continue;
+      flow::FlowSolution sol;
+      auto t = Clock::now();
+      Status st = (*solver)->Solve(g, &sol, nullptr);
+      double ms = MsSince(t);
+      Expect(st.ok(), name + ": " + st.ToString());
+      if (cost == 0) cost = sol.cost;
+      Expect(sol.cost == cost, name + " scratch cost");
+      json r = {{"phase", "scratch"}, {"step", 0}, {"solver", name}, {"solve_ms", ms},
+                {"cost", sol.cost}};
+      if (auto* race = dynamic_cast<flow::RacingSolver*>(solver->get())) {
+        r["winner"] = std::string(race->last_winner());
+      }
+      Record(r);
+    }
+    return cost;
+  }
+
+  void WriteDimacs(const flow::FlowGraph& g, int step) {
+    if (opt.dimacs_dir.empty()) return;
+    std::ofstream out(opt.dimacs_dir + "/" + opt.scale + "-" + std::to_string(step) + ".min");
+    flow::WriteDimacs(g, out, "copse-flow-bench scale " + opt.scale + " step " + std::to_string(step));
+  }
+
+  int Run() {
+    auto t = Clock::now();
+    QuincyWorkload w(ScaleSpec(opt.scale), opt.seed);
+    std::printf("scale %s: %u nodes, %u arcs, %d tasks, %d slots (generated in %.0f ms)\n",
+                opt.scale.c_str(), w.graph().node_count(), w.graph().arc_count(), w.live_tasks(),
+                w.total_slots(), MsSince(t));
+    WriteDimacs(w.graph(), 0);
+    int64_t cost0 = RunScratch(w.graph());
+    if (!opt.lemon.empty()) RunLemon(w.graph(), 0, cost0);
+    std::vector<std::unique_ptr<flow::FlowSolver>> inc;
+    for (const std::string& name : opt.incremental) {
+      inc.push_back(flow::MakeSolver(name).value());
+    }
+    for (int step = 0; step <= opt.steps; ++step) {
+      if (step > 0) {
+        w.Step();
+        WriteDimacs(w.graph(), step);
+      }
+      size_t changes = w.graph().change_count();
+      flow::FlowSolution driver;
+      int64_t cost = 0;
+      for (size_t i = 0; i < inc.size(); ++i) {
+        flow::FlowSolution sol;
+        auto t0 = Clock::now();
+        Status st = inc[i]->Solve(w.graph(), &sol, nullptr);
+        double ms = MsSince(t0);
+        Expect(st.ok(), opt.incremental[i] + ": " + st.ToString());
+        if (i == 0) cost = sol.cost;
+        Expect(sol.cost == cost, opt.incremental[i] + " cost at step " + std::to_string(step));
+        json r = {{"phase", step == 0 ? "cold" : "inc"}, {"step", step},
+                  {"solver", opt.incremental[i]}, {"solve_ms", ms}, {"cost", sol.cost},
+                  {"changes", changes}, {"running", w.running_tasks()}};
+        if (auto* race = dynamic_cast<flow::RacingSolver*>(inc[i].get())) {
+          r["winner"] = std::string(race->last_winner());
+        }
+        Record(r);
+        if (i == 0) driver = std::move(sol);
+      }
+      if (opt.check) {
+        Status c = flow::CheckSolution(w.graph(), driver);
+        Expect(c.ok(), "check: " + c.ToString());
+      }
+      if (step > 0 && opt.lemon_every > 0 && step % opt.lemon_every == 0) {
+        RunLemon(w.graph(), step, cost);
+      }
+      w.graph().CommitChanges();
+      w.ApplySolution(driver);
+    }
+    Summarise();
+    return failures == 0 ? 0 : 1;
+  }
+
+  void Summarise() {
+    std::printf("summary (incremental steps 1..%d):\n", opt.steps);
+    for (const std::string& name : opt.incremental) {
+      std::vector<double> ms;
+      for (const json& r : records) {
+        if (r["phase"] == "inc" && r["solver"] == name) ms.push_back(r["solve_ms"].get<double>());
+      }
+      if (ms.empty()) continue;
+      std::sort(ms.begin(), ms.end());
+      std::printf("  %-18s median %9.2f ms  p90 %9.2f ms  max %9.2f ms\n", name.c_str(),
+                  ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
+    }
+    std::printf("peak RSS %ld MiB\n", PeakRssMiB());
+    if (!opt.json_path.empty()) {
+      json doc = {{"scale", opt.scale}, {"seed", opt.seed}, {"steps", opt.steps},
+                  {"peak_rss_mib", PeakRssMiB()}, {"records", records}};
+      std::ofstream(opt.json_path) << doc.dump(1) << "\n";
+    }
+  }
+};
+
+}  // namespace
+}  // namespace copse::bench
+
+int main(int argc, char** argv) {
+  copse::bench::Runner runner;
+  auto& o = runner.opt;
+  CLI::App app{"Times Copse's and LEMON's min-cost-flow solvers on Quincy-shaped graphs"};
+  app.add_option("--scale", o.scale, "a, b, c, d, e (issue 4), or t / tburst (tiny)");
+  app.add_option("--steps", o.steps, "change steps after the first solve");
+  app.add_option("--seed", o.seed, "workload seed");
+  app.add_option("--scratch", o.scratch, "solvers timed from scratch on the first graph")
+      ->delimiter(',');
+  app.add_option("--incremental", o.incremental,
+                 "solvers run on every step; the first one's placements drive the workload")
+      ->delimiter(',');
+  app.add_option("--lemon", o.lemon, "LEMON solvers: ns, cs, caps (empty: none)")->delimiter(',');
+  app.add_option("--lemon-every", o.lemon_every, "also run LEMON every N steps (0: first graph only)");
+  app.add_flag("!--no-check", o.check, "skip the optimality check of each step's flow");
+  app.add_option("--json", o.json_path, "write all measurements to this file");
+  app.add_option("--dimacs-dir", o.dimacs_dir, "write each step's graph as DIMACS into this folder");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (o.lemon.size() == 1 && (o.lemon[0].empty() || o.lemon[0] == "none")) o.lemon.clear();
+  if (o.scratch.size() == 1 && (o.scratch[0].empty() || o.scratch[0] == "none")) o.scratch.clear();
+  return runner.Run();
+}
