@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/exec_argv.h"
+
 extern char** environ;
 
 namespace copse::client {
@@ -117,9 +119,7 @@ Result<int> Spawn(const std::filesystem::path& exe, const std::vector<std::strin
   std::vector<std::string> argv_s;
   argv_s.push_back(exe.string());
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = ExecArgv(argv_s);
   pid_t pid = 0;
   int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);

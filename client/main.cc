@@ -14,6 +14,7 @@
 #include "client/cluster_commands.h"
 #include "client/launcher.h"
 #include "common/config.h"
+#include "common/exec_argv.h"
 
 namespace {
 
@@ -25,9 +26,7 @@ int RunSibling(const std::string& name, const std::vector<std::string>& args,
   if (config) setenv("COPSE_CONFIG", config->c_str(), 1);
   std::vector<std::string> argv_s{exe.string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = copse::ExecArgv(argv_s);
   ::execv(exe.c_str(), argv.data());
   std::cerr << "copse: cannot run " << exe.string() << ": " << std::strerror(errno)
             << " (is it built? it belongs beside copse)\n";

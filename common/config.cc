@@ -155,6 +155,7 @@ class ConfigParser {
     const toml::table* master = top.Table("master");
     const toml::table* network = top.Table("network");
     const toml::table* scheduler = top.Table("scheduler");
+    const toml::table* dfs = top.Table("dfs");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -165,6 +166,7 @@ class ConfigParser {
     COPSE_RETURN_IF_ERROR(ParseMaster(*master));
     if (network) COPSE_RETURN_IF_ERROR(ParseNetwork(*network));
     if (scheduler) COPSE_RETURN_IF_ERROR(ParseScheduler(*scheduler));
+    if (dfs) COPSE_RETURN_IF_ERROR(ParseDfs(*dfs));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
     COPSE_RETURN_IF_ERROR(CheckPorts());
     return std::move(cfg_);
@@ -190,16 +192,18 @@ class ConfigParser {
     cfg_.max_running_jobs = static_cast<int>(r.Int("max_running_jobs", 10, 1, 100000));
     cfg_.log_level = r.String("log_level", "info");
     if (r.error().ok() && std::find(std::begin(kLogLevels), std::end(kLogLevels), cfg_.log_level) ==
-                              std::end(kLogLevels))
+                              std::end(kLogLevels)) {
       r.Fail(t.get("log_level"), "log_level",
              "one of trace, debug, info, warn, error, critical, off");
+    }
     cfg_.heartbeat_interval =
         std::chrono::milliseconds(r.Int("heartbeat_interval_ms", 500, 10, 600'000));
     cfg_.worker_timeout =
         std::chrono::milliseconds(r.Int("worker_timeout_ms", 5000, 20, 3'600'000));
-    if (r.error().ok() && cfg_.worker_timeout <= cfg_.heartbeat_interval)
+    if (r.error().ok() && cfg_.worker_timeout <= cfg_.heartbeat_interval) {
       r.Fail(t.get("worker_timeout_ms"), "worker_timeout_ms",
              "a timeout longer than heartbeat_interval_ms");
+    }
     r.Finish();
     return r.error();
   }
@@ -220,6 +224,18 @@ class ConfigParser {
     TableReader r(t, "network", file_);
     cfg_.network.computer_link_bps = r.Number("computer_link_gbps", 1, 1e-6, 1e4) * 1e9;
     cfg_.network.rack_uplink_bps = r.Number("rack_uplink_gbps", 6, 1e-6, 1e5) * 1e9;
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseDfs(const toml::table& t) {
+    TableReader r(t, "dfs", file_);
+    cfg_.dfs.rereplication_delay =
+        std::chrono::milliseconds(r.Int("rereplication_delay_ms", 10'000, 0, 86'400'000));
+    cfg_.dfs.uncommitted_grace =
+        std::chrono::milliseconds(r.Int("uncommitted_grace_ms", 600'000, 1'000, 604'800'000));
+    cfg_.dfs.reserve_bytes = static_cast<uint64_t>(r.Int("reserve_mb", 0, 0, int64_t{1} << 40))
+                             << 20;
     r.Finish();
     return r.error();
   }
@@ -283,9 +299,10 @@ class ConfigParser {
       for (int64_t i = 0; i < count; ++i) {
         ComputerConfig c;
         c.name = fmt::format("{}-c{:02}", rack.name, i);
-        if (!names_.insert(c.name).second)
+        if (!names_.insert(c.name).second) {
           return Missing(path + ".count", "generated names that no other rack or computer uses (" +
                                               c.name + " is taken)");
+        }
         c.rack = rack.name;
         c.rack_index = rack_index;
         c.host = host;
@@ -330,9 +347,10 @@ class ConfigParser {
     if (worker_port_base_ == 0)
       return Missing(key, "explicit control_port/data_port, or master.worker_port_base");
     int64_t port = worker_port_base_ + 2 * static_cast<int64_t>(cfg_.computers.size());
-    if (port + 1 > 65535)
+    if (port + 1 > 65535) {
       return Missing(key, "ports below 65536 (master.worker_port_base is too high for " +
                               std::to_string(cfg_.computers.size() + 1) + " computers)");
+    }
     c->control_port = static_cast<uint16_t>(port);
     c->data_port = static_cast<uint16_t>(port + 1);
     return Status::Ok();

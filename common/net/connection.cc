@@ -178,9 +178,10 @@ void Connection::ClientAnswerChallenge(const Frame& frame) {
     if (root.which() != proto::AuthMessage::CHALLENGE)
       return Corruption("expected an authentication challenge");
     auto c = root.getChallenge();
-    if (c.getVersion() != kAuthVersion)
+    if (c.getVersion() != kAuthVersion) {
       return FailedPrecondition(fmt::format("server speaks handshake version {}, we speak {}",
                                             c.getVersion(), kAuthVersion));
+    }
     server_nonce_ = ToVector(c.getNonce());
     peer_name_ = c.getService();
     if (server_nonce_.size() != kNonceSize) return Corruption("bad server nonce");

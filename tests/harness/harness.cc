@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "common/exec_argv.h"
+
 namespace copse::testing {
 namespace {
 
@@ -164,9 +166,7 @@ CommandResult RunCopse(const std::string& program, const std::vector<std::string
   std::string exe = (BinDir() / program).string();
   std::vector<std::string> argv_s{exe};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<char*> argv = ExecArgv(argv_s);
   pid_t pid = ::fork();
   if (pid == 0) {
     ::dup2(out_pipe[1], 1);
