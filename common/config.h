@@ -47,6 +47,20 @@ struct NetworkConfig {
   double rack_uplink_bps = 6e9;    // each rack switch's uplink to the core switch
 };
 
+// [dfs]: the distributed file system's knobs (docs/dfs.md).
+struct DfsConfig {
+  // After a computer is declared dead, how long the master waits before it
+  // copies the blocks that computer held from their surviving replicas (a
+  // worker back within this time costs no copying).
+  Duration rereplication_delay{10'000'000};
+  // A file being written (or a scratch partition) whose writer has been quiet
+  // this long is dropped with its blocks.
+  Duration uncommitted_grace{600'000'000};
+  // Disk space each worker keeps free: a block write that could cross it
+  // fails with "disk full".
+  uint64_t reserve_bytes = 0;
+};
+
 struct SchedulerConfig {
   std::string policy = "QFP";
   // Numeric policy parameters as written in [scheduler]; each policy checks
@@ -69,6 +83,7 @@ struct ClusterConfig {
   MasterConfig master;
   NetworkConfig network;
   SchedulerConfig scheduler;
+  DfsConfig dfs;
   std::vector<RackConfig> racks;
   std::vector<ComputerConfig> computers;
 

@@ -44,6 +44,10 @@ name = "b"
   slots = 2
   control_port = 9200
   data_port = 9201
+
+[dfs]
+rereplication_delay_ms = 250
+reserve_mb = 10
 )";
 
 // Replaces the first occurrence of `from` in the good config with `to`.
@@ -86,6 +90,23 @@ TEST(ConfigTest, ParsesGoodConfig) {
   EXPECT_DOUBLE_EQ(c.scheduler.params.at("hysteresis_margin"), 2.5);
   EXPECT_NE(c.FindComputer("x"), nullptr);
   EXPECT_EQ(c.FindComputer("nope"), nullptr);
+  EXPECT_EQ(c.dfs.rereplication_delay, std::chrono::milliseconds(250));
+  EXPECT_EQ(c.dfs.uncommitted_grace, std::chrono::minutes(10));  // the default
+  EXPECT_EQ(c.dfs.reserve_bytes, 10u << 20);
+}
+
+TEST(ConfigTest, DfsTableIsChecked) {
+  std::string e = ErrorOf(Bad("reserve_mb = 10", "reserve_mb = -1"));
+  EXPECT_NE(e.find("dfs.reserve_mb"), std::string::npos) << e;
+  e = ErrorOf(Bad("rereplication_delay_ms = 250", "rereplication_delay = 250"));
+  EXPECT_NE(e.find("dfs.rereplication_delay"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
+  std::string without = kGood;
+  without.resize(without.find("[dfs]"));
+  auto defaults = ParseClusterConfig(without, "/etc/copse/t.toml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->dfs.rereplication_delay, std::chrono::seconds(10));
+  EXPECT_EQ(defaults->dfs.reserve_bytes, 0u);
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {

@@ -32,6 +32,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "cancelled";
     case StatusCode::kInfeasible:
       return "infeasible";
+    case StatusCode::kDataLoss:
+      return "data loss";
     case StatusCode::kInternal:
       return "internal error";
   }

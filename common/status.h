@@ -27,6 +27,7 @@ enum class StatusCode {
   kDeadlineExceeded,    // A bounded wait ran out.
   kCancelled,           // The operation was cancelled by its owner.
   kInfeasible,          // A flow problem has no feasible solution.
+  kDataLoss,            // Stored data is gone for good (its only copy was lost): regenerate it.
   kInternal,            // A bug; should not happen.
 };
 
@@ -80,6 +81,7 @@ inline Status DeadlineExceeded(std::string msg) {
 }
 inline Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
 inline Status Infeasible(std::string msg) { return {StatusCode::kInfeasible, std::move(msg)}; }
+inline Status DataLoss(std::string msg) { return {StatusCode::kDataLoss, std::move(msg)}; }
 inline Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
 // Either a value or a non-ok Status.
