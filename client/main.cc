@@ -1,12 +1,13 @@
 // copse: the Copse command-line tool (DESIGN.md §12).
 //   copse [--config F] cluster up|down|status [--json]
 //   copse flow ...    runs copse-flow (min-cost-flow tools)
-//   copse bench ...   runs copse-bench (benchmarks)
+//   copse bench SUITE ...  runs copse-bench-SUITE (benchmark suites)
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad input, 3 an
 // infeasible flow problem.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
 
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
-  auto* bench = app.add_subcommand("bench", "benchmarks (runs copse-bench)");
+  auto* bench = app.add_subcommand(
+      "bench", "benchmark suites: `copse bench SUITE ...` runs copse-bench-SUITE (flow, dfs, sim)");
   bench->prefix_command();
 
   try {
@@ -76,7 +78,20 @@ int main(int argc, char** argv) {
   }
 
   if (flow->parsed()) return RunSibling("flow", flow->remaining(), config_flag);
-  if (bench->parsed()) return RunSibling("bench", bench->remaining(), config_flag);
+  if (bench->parsed()) {
+    std::vector<std::string> rest = bench->remaining();
+    // The suite name becomes part of an executable's file name: accept only
+    // lower-case letters so it can never name a path.
+    if (rest.empty() || rest.front().empty() ||
+        !std::all_of(rest.front().begin(), rest.front().end(),
+                     [](char c) { return c >= 'a' && c <= 'z'; })) {
+      std::cerr << "copse bench: name a suite (flow, dfs, sim): copse bench SUITE [ARGS...]\n";
+      return 2;
+    }
+    std::string suite = "bench-" + rest.front();
+    rest.erase(rest.begin());
+    return RunSibling(suite, rest, config_flag);
+  }
 
   std::filesystem::path path = copse::ResolveConfigPath(config_flag);
   auto config = copse::LoadClusterConfig(path);

@@ -236,6 +236,14 @@ TEST(ClusterCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunCopse("copse", {"nosuchcommand"}).exit_code, 2);
   EXPECT_EQ(RunCopse("copse", {"--help"}).exit_code, 0);
   EXPECT_EQ(RunCopse("copse", {"--config", "/nonexistent.toml", "cluster", "status"}).exit_code, 1);
+  // A bench suite is a name, never a path.
+  CommandResult b = RunCopse("copse", {"bench", "../../bin/sh"});
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("name a suite"), std::string::npos) << b.err;
+  EXPECT_EQ(RunCopse("copse", {"bench"}).exit_code, 2);
+  CommandResult missing = RunCopse("copse", {"bench", "nosuchsuite"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("copse-bench-nosuchsuite"), std::string::npos) << missing.err;
 }
 
 }  // namespace
