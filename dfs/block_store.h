@@ -1,0 +1,149 @@
+// BlockStore: the blocks a worker holds, in a RocksDB instance under its data
+// dir (DESIGN.md §4). A block is a sequence of 1 MiB chunks (the last one may
+// be shorter) stored under the key (block id, chunk index) in a column family
+// whose values live in blob files, with blob garbage collection. Each stored
+// value is the chunk's bytes followed by their CRC32C ("a framed chunk", the
+// same bytes the data port carries), checked on every read before the bytes
+// go anywhere.
+//
+// Writing is Begin, PutChunk for chunks 0, 1, ... in order, then Commit.
+// Chunks skip RocksDB's write-ahead log; Commit flushes them to their blob
+// files and then records the block as committed with a synced write, so a
+// committed block is on disk as a whole and a crash mid-write leaves nothing
+// visible (Open drops blocks that were being written). Only committed blocks
+// can be read, listed or reported.
+//
+// A store opened with OpenView is a read-only view of a store another process
+// (the worker) has open: a RocksDB secondary instance, which DFS clients use
+// to read blocks of their own computer without a network hop (short-circuit
+// reads). It sees what was committed before its last CatchUp().
+//
+// Thread-safety: thread-safe; chunk writes of one block must come from one
+// thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace copse::dfs {
+
+using BlockId = uint64_t;
+
+inline constexpr size_t kChunkSize = 1u << 20;
+inline constexpr size_t kChunkTrailer = 4;  // the CRC32C after a chunk's bytes
+
+// Chunks in a block of `size` bytes.
+uint32_t ChunkCount(uint64_t size);
+
+// Appends the CRC32C of `*chunk` to it, making a framed chunk.
+void FrameChunk(std::vector<uint8_t>* chunk);
+
+// Checks a framed chunk's trailer. kCorruption names `what` on a mismatch.
+Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& what);
+
+struct BlockStoreOptions {
+  std::filesystem::path dir;
+  std::string computer;             // for messages ("disk full on computer c01 ...")
+  uint64_t block_size = 64u << 20;  // the largest block accepted
+  uint64_t reserve_bytes = 0;       // disk space to keep free
+  // Free bytes on the file system holding `dir`; statvfs when empty (tests
+  // inject a fake).
+  std::function<Result<uint64_t>(const std::filesystem::path&)> free_space;
+};
+
+struct StoredBlockInfo {
+  BlockId id = 0;
+  uint64_t size = 0;
+  uint32_t chunks = 0;
+};
+
+class BlockStore {
+ public:
+  // Opens (creating when missing) the store, dropping blocks a crash left
+  // half-written. Errors name the directory.
+  static Result<std::unique_ptr<BlockStore>> Open(const BlockStoreOptions& options);
+  // A read-only view of the store in `dir` that another process has open;
+  // `scratch_dir` holds the view's own small files.
+  static Result<std::unique_ptr<BlockStore>> OpenView(const std::filesystem::path& dir,
+                                                      const std::filesystem::path& scratch_dir);
+  ~BlockStore();
+  BlockStore(const BlockStore&) = delete;
+  BlockStore& operator=(const BlockStore&) = delete;
+
+  // Starts writing block `id`. Fails with kAlreadyExists when the block is
+  // here or being written, kResourceExhausted ("disk full ...") when the disk
+  // has less than a block's size above the reserve.
+  Status BeginBlock(BlockId id);
+  // Stores chunk `index` (a framed chunk), after checking its CRC.
+  // REQUIRES: BeginBlock(id) succeeded; index is the next chunk; every chunk
+  // but the block's last holds kChunkSize bytes.
+  Status PutChunk(BlockId id, uint32_t index, std::span<const uint8_t> framed);
+  // Makes the block durable and readable. `size` and `chunks` must match what
+  // was written.
+  Status CommitBlock(BlockId id, uint64_t size, uint32_t chunks);
+  // Drops a block being written (no-op for others).
+  void AbortBlock(BlockId id);
+
+  // A committed block's size; kNotFound otherwise.
+  Result<StoredBlockInfo> Stat(BlockId id) const;
+  // Reads chunk `index` of a committed block into *framed (bytes + CRC),
+  // verified: kCorruption names the block and chunk on a mismatch.
+  Status ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;
+  // Removes a committed block (no-op when absent). Its space comes back with
+  // CollectGarbage.
+  Status DeleteBlock(BlockId id);
+  // Every committed block, by id.
+  Result<std::vector<StoredBlockInfo>> List() const;
+  // Compacts the key ranges of blocks deleted since the last call, so that
+  // blob files nobody references are removed and blob GC relocates the rest.
+  Status CollectGarbage();
+  // View only: catches up with what the owning process committed since.
+  Status CatchUp();
+
+  // Bytes in blob files on disk now.
+  uint64_t BlobBytesOnDisk() const;
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // Testing: overwrites a stored chunk's value as is (no CRC), to simulate
+  // corruption on disk.
+  Status CorruptChunkForTesting(BlockId id, uint32_t index, std::span<const uint8_t> value);
+
+ private:
+  struct Writing {
+    uint32_t next_index = 0;
+    uint64_t bytes = 0;
+    bool short_chunk_seen = false;
+  };
+
+  BlockStore(const BlockStoreOptions& options, bool view);
+  Status OpenDb();
+  Status DropHalfWritten();
+  Status CheckSpace() const;
+  Status Convert(const std::string& op, const void* rocks_status) const;
+
+  BlockStoreOptions options_;
+  std::filesystem::path dir_;
+  std::filesystem::path scratch_dir_;
+  bool view_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // [meta, chunks]
+  mutable std::mutex mu_;
+  std::map<BlockId, Writing> writing_;  // GUARDED_BY(mu_)
+  std::vector<BlockId> deleted_;        // GUARDED_BY(mu_)
+};
+
+}  // namespace copse::dfs

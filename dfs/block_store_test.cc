@@ -1,0 +1,228 @@
+#include "dfs/block_store.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <random>
+
+namespace copse::dfs {
+namespace {
+
+class ScopedDir {
+ public:
+  ScopedDir() {
+    char tmpl[] = "/tmp/copse-blockstore-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~ScopedDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::vector<uint8_t> Pattern(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
+}
+
+class BlockStoreTest : public ::testing::Test {
+ protected:
+  BlockStoreOptions Options() {
+    BlockStoreOptions o;
+    o.dir = dir_.path() / "blocks";
+    o.computer = "c00";
+    o.block_size = 4 * kChunkSize;
+    o.free_space = [this](const std::filesystem::path&) -> Result<uint64_t> { return free_; };
+    return o;
+  }
+  void Open() {
+    store_.reset();
+    auto s = BlockStore::Open(Options());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+  // Writes `data` as block `id` and commits it.
+  Status Write(BlockId id, const std::vector<uint8_t>& data, bool commit = true) {
+    COPSE_RETURN_IF_ERROR(store_->BeginBlock(id));
+    uint32_t index = 0;
+    for (size_t off = 0; off < data.size(); off += kChunkSize, ++index) {
+      size_t n = std::min(kChunkSize, data.size() - off);
+      std::vector<uint8_t> chunk(data.begin() + static_cast<long>(off),
+                                 data.begin() + static_cast<long>(off + n));
+      FrameChunk(&chunk);
+      COPSE_RETURN_IF_ERROR(store_->PutChunk(id, index, chunk));
+    }
+    return commit ? store_->CommitBlock(id, data.size(), index) : Status::Ok();
+  }
+  std::vector<uint8_t> Read(BlockId id) {
+    std::vector<uint8_t> out, chunk;
+    auto info = store_->Stat(id);
+    EXPECT_TRUE(info.ok()) << info.status().ToString();
+    if (!info.ok()) return out;
+    for (uint32_t i = 0; i < info->chunks; ++i) {
+      Status s = store_->ReadChunk(id, i, &chunk);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      out.insert(out.end(), chunk.begin(), chunk.end() - kChunkTrailer);
+    }
+    return out;
+  }
+
+  ScopedDir dir_;
+  uint64_t free_ = uint64_t{1} << 40;
+  std::unique_ptr<BlockStore> store_;
+};
+
+TEST_F(BlockStoreTest, WritesAndReadsBlocksChunkByChunk) {
+  Open();
+  auto a = Pattern(3 * kChunkSize + 12345, 1), b = Pattern(100, 2);
+  ASSERT_TRUE(Write(7, a).ok());
+  ASSERT_TRUE(Write(9, b).ok());
+  EXPECT_EQ(Read(7), a);
+  EXPECT_EQ(Read(9), b);
+  auto info = store_->Stat(7);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->size, a.size());
+  EXPECT_EQ(info->chunks, 4u);
+  auto list = store_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].id, 7u);
+  EXPECT_EQ((*list)[1].size, 100u);
+}
+
+TEST_F(BlockStoreTest, CommittedBlocksSurviveReopen) {
+  Open();
+  auto a = Pattern(kChunkSize + 1, 3);
+  ASSERT_TRUE(Write(1, a).ok());
+  Open();
+  EXPECT_EQ(Read(1), a);
+}
+
+TEST_F(BlockStoreTest, HalfWrittenBlocksAreInvisibleAndDroppedOnReopen) {
+  Open();
+  ASSERT_TRUE(Write(5, Pattern(2 * kChunkSize, 4), /*commit=*/false).ok());
+  EXPECT_EQ(store_->Stat(5).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->List()->empty());
+  Open();  // the writer "crashed"
+  EXPECT_EQ(store_->Stat(5).status().code(), StatusCode::kNotFound);
+  // The id is free again: a retry can write it from scratch.
+  auto again = Pattern(10, 5);
+  ASSERT_TRUE(Write(5, again).ok());
+  EXPECT_EQ(Read(5), again);
+}
+
+TEST_F(BlockStoreTest, RejectsBadWrites) {
+  Open();
+  ASSERT_TRUE(store_->BeginBlock(1).ok());
+  EXPECT_EQ(store_->BeginBlock(1).code(), StatusCode::kAlreadyExists);
+  std::vector<uint8_t> chunk = Pattern(100, 6);
+  FrameChunk(&chunk);
+  EXPECT_EQ(store_->PutChunk(1, 1, chunk).code(), StatusCode::kInvalidArgument);  // not next
+  chunk[3] ^= 1;
+  Status s = store_->PutChunk(1, 0, chunk);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  chunk[3] ^= 1;
+  ASSERT_TRUE(store_->PutChunk(1, 0, chunk).ok());
+  // A short chunk must be the last one.
+  EXPECT_EQ(store_->PutChunk(1, 1, chunk).code(), StatusCode::kInvalidArgument);
+  // The commit must describe what arrived.
+  s = store_->CommitBlock(1, 99, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("100 bytes in 1 chunks arrived"), std::string::npos) << s.message();
+  EXPECT_EQ(store_->PutChunk(2, 0, chunk).code(), StatusCode::kFailedPrecondition);
+  // More than a block's size.
+  ASSERT_TRUE(store_->BeginBlock(3).ok());
+  std::vector<uint8_t> full = Pattern(kChunkSize, 7);
+  FrameChunk(&full);
+  for (uint32_t i = 0; i < 4; ++i) ASSERT_TRUE(store_->PutChunk(3, i, full).ok());
+  EXPECT_EQ(store_->PutChunk(3, 4, full).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(BlockStoreTest, CorruptChunkIsDetectedOnRead) {
+  Open();
+  auto a = Pattern(2 * kChunkSize, 8);
+  ASSERT_TRUE(Write(4, a).ok());
+  std::vector<uint8_t> bad(a.begin() + kChunkSize, a.end());
+  FrameChunk(&bad);
+  bad[1000] ^= 0x40;  // one flipped bit on "disk"
+  ASSERT_TRUE(store_->CorruptChunkForTesting(4, 1, bad).ok());
+  std::vector<uint8_t> out;
+  EXPECT_TRUE(store_->ReadChunk(4, 0, &out).ok());
+  Status s = store_->ReadChunk(4, 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("chunk 1 of block 4 on computer c00"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("checksum mismatch"), std::string::npos);
+}
+
+TEST_F(BlockStoreTest, DiskFullRefusesNewBlocks) {
+  Open();
+  free_ = 3 * kChunkSize;  // less than one block
+  Status s = store_->BeginBlock(1);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("disk full on computer c00"), std::string::npos) << s.message();
+  free_ = 100 * kChunkSize;
+  EXPECT_TRUE(store_->BeginBlock(1).ok());
+}
+
+TEST_F(BlockStoreTest, ReserveCountsAsFull) {
+  BlockStoreOptions o = Options();
+  o.reserve_bytes = 1000 * kChunkSize;
+  free_ = 500 * kChunkSize;
+  auto store = BlockStore::Open(o);
+  ASSERT_TRUE(store.ok());
+  Status s = (*store)->BeginBlock(1);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("1000 MiB must stay free"), std::string::npos) << s.message();
+}
+
+TEST_F(BlockStoreTest, DeletedBlocksLeaveAndGarbageCollectionFreesTheirBlobFiles) {
+  Open();
+  for (BlockId id = 1; id <= 4; ++id) ASSERT_TRUE(Write(id, Pattern(2 * kChunkSize, id)).ok());
+  uint64_t before = store_->BlobBytesOnDisk();
+  EXPECT_GE(before, 8 * kChunkSize);
+  for (BlockId id : {1, 2, 3}) ASSERT_TRUE(store_->DeleteBlock(id).ok());
+  EXPECT_EQ(store_->Stat(2).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store_->CollectGarbage().ok());
+  uint64_t after = store_->BlobBytesOnDisk();
+  EXPECT_LE(after, before - 6 * kChunkSize) << before << " -> " << after;
+  EXPECT_EQ(Read(4), Pattern(2 * kChunkSize, 4));
+  ASSERT_EQ(store_->List()->size(), 1u);
+}
+
+TEST_F(BlockStoreTest, ViewSeesCommittedBlocksAfterCatchUp) {
+  Open();
+  auto a = Pattern(kChunkSize + 7, 9);
+  ASSERT_TRUE(Write(1, a).ok());
+  auto view = BlockStore::OpenView(Options().dir, dir_.path() / "view");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  std::vector<uint8_t> chunk;
+  ASSERT_TRUE((*view)->ReadChunk(1, 1, &chunk).ok());
+  EXPECT_EQ(chunk.size(), 7 + kChunkTrailer);
+  auto b = Pattern(20, 10);
+  ASSERT_TRUE(Write(2, b).ok());
+  ASSERT_TRUE(Write(3, b, /*commit=*/false).ok());
+  ASSERT_TRUE((*view)->CatchUp().ok());
+  auto info = (*view)->Stat(2);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->size, 20u);
+  EXPECT_EQ((*view)->Stat(3).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*view)->BeginBlock(9).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(BlockStoreTest, SecondOpenOfTheSameDirIsRefused) {
+  Open();
+  auto second = BlockStore::Open(Options());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("in use by another process"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace copse::dfs

@@ -1,0 +1,26 @@
+// CRC32C (Castagnoli), the checksum the DFS keeps for every 1 MiB chunk of a
+// block (DESIGN.md §4). Uses the SSE4.2 crc32 instruction when the CPU has it
+// and a portable table-driven version otherwise; both give the same values
+// (RFC 3720's test vectors are in crc32c_test.cc).
+// Thread-safety: pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace copse::dfs {
+
+// The CRC32C of `data`.
+uint32_t Crc32c(std::span<const uint8_t> data);
+
+// The CRC32C of the bytes whose CRC is `crc` followed by `data`, so that
+// Crc32cExtend(Crc32c(a), b) == Crc32c(a + b).
+uint32_t Crc32cExtend(uint32_t crc, std::span<const uint8_t> data);
+
+// The portable implementation, exposed so tests can compare the two.
+uint32_t Crc32cPortableExtend(uint32_t crc, std::span<const uint8_t> data);
+
+// True when Crc32c uses the CPU's crc32 instruction.
+bool Crc32cIsHardware();
+
+}  // namespace copse::dfs

@@ -1,0 +1,60 @@
+// Plain values the DFS's parts exchange: where a replica lives, a file's
+// layout as the name service reports it, and the client's locality counters.
+// Thread-safety: plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace copse::dfs {
+
+using BlockId = uint64_t;
+using FileId = uint64_t;
+
+// A computer's data port.
+struct Endpoint {
+  std::string computer;
+  std::string rack;
+  std::string host;
+  uint16_t data_port = 0;
+};
+
+struct ReplicaLocation {
+  Endpoint where;
+  bool live = false;
+};
+
+struct BlockLocation {
+  BlockId id = 0;
+  uint64_t size = 0;
+  std::vector<ReplicaLocation> replicas;
+};
+
+struct PartitionLocation {
+  bool committed = false;
+  uint64_t size = 0;
+  std::vector<BlockLocation> blocks;
+};
+
+// A file as `fs stat` shows it: partitions -> blocks -> replicas.
+struct FileStatus {
+  FileId id = 0;
+  std::string path;
+  uint64_t size = 0;
+  int replication = 0;
+  std::string placement;
+  std::string scratch_job;
+  uint64_t block_size = 0;
+  std::vector<PartitionLocation> partitions;
+};
+
+// Bytes a client read, by where they came from relative to its computer.
+struct LocalityCounters {
+  uint64_t local = 0;  // from this computer
+  uint64_t rack = 0;   // from another computer of this rack
+  uint64_t core = 0;   // across the core switch (or from outside the cluster)
+  uint64_t total() const { return local + rack + core; }
+};
+
+}  // namespace copse::dfs
