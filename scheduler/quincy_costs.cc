@@ -19,9 +19,8 @@ int64_t RoundMilli(long double milli) {
 
 int64_t DataCostMilli(const QuincyCostParams& p, TransferBytes b) {
   // 1000 milli-units per paper unit, 10^9 bytes per GB.
-  long double milli = (static_cast<long double>(p.psi) * b.rack +
-                       static_cast<long double>(p.xi) * b.core) /
-                      1e6L;
+  long double milli =
+      (static_cast<long double>(p.psi) * b.rack + static_cast<long double>(p.xi) * b.core) / 1e6L;
   return RoundMilli(milli);
 }
 

@@ -70,11 +70,11 @@ struct RunningOn {
 
 // The costs of every arc leaving one worker task node.
 struct QuincyArcCosts {
-  int64_t unscheduled = 0;              // υ
-  int64_t any_computer = 0;             // α
-  std::vector<int64_t> racks;           // ρ, in the order of locality.racks
-  std::vector<int64_t> computers;       // γ, in the order of locality.computers
-  std::optional<int64_t> running;       // γ for the computer it runs on
+  int64_t unscheduled = 0;         // υ
+  int64_t any_computer = 0;        // α
+  std::vector<int64_t> racks;      // ρ, in the order of locality.racks
+  std::vector<int64_t> computers;  // γ, in the order of locality.computers
+  std::optional<int64_t> running;  // γ for the computer it runs on
 };
 
 // ψ R + ξ X in milli-units (uncapped).

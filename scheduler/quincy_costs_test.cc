@@ -16,10 +16,10 @@ TaskLocality Example() {
 }
 
 TEST(QuincyCostsTest, MilliUnitsOfThePaperCosts) {
-  QuincyCostParams p;  // ω = 0.5, ψ = 1, ξ = 2
-  EXPECT_EQ(DataCostMilli(p, {kGB, 0}), 1000);        // ψ = 1 per GB
-  EXPECT_EQ(DataCostMilli(p, {0, kGB}), 2000);        // ξ = 2 per GB
-  EXPECT_EQ(DataCostMilli(p, {1'000'000, 0}), 1);     // 1 per MB
+  QuincyCostParams p;                                     // ω = 0.5, ψ = 1, ξ = 2
+  EXPECT_EQ(DataCostMilli(p, {kGB, 0}), 1000);            // ψ = 1 per GB
+  EXPECT_EQ(DataCostMilli(p, {0, kGB}), 2000);            // ξ = 2 per GB
+  EXPECT_EQ(DataCostMilli(p, {1'000'000, 0}), 1);         // 1 per MB
   EXPECT_EQ(WaitCostMilli(p, Duration{1'000'000}), 500);  // 500 per second
   EXPECT_EQ(WaitCostMilli(p, Duration{3'000'000}), 1500);
 }

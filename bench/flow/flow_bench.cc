@@ -1,4 +1,4 @@
-// copse-flow-bench: times Copse's min-cost-flow solvers and LEMON's
+// copse-bench-flow: times Copse's min-cost-flow solvers and LEMON's
 // NetworkSimplex, CostScaling and CapacityScaling on the same Quincy-shaped
 // graphs (scales a-e of issue 4), from scratch on the first graph and then
 // incrementally along the workload's change steps. Prints a table and,
@@ -19,6 +19,7 @@
 
 #include "bench/flow/quincy_workload.h"
 #include "scheduler/flow/dimacs.h"
+#include "scheduler/flow/incremental.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/solvers.h"
@@ -39,6 +40,7 @@ struct Options {
   std::vector<std::string> lemon = {"ns", "cs", "caps"};
   int lemon_every = 0;
   bool check = true;
+  bool verbose = false;
   std::string json_path;
   std::string dimacs_dir;
 };
@@ -65,11 +67,11 @@ struct Runner {
   int failures = 0;
 
   void Record(json r) {
-    std::printf("%-6s step %3d  %-24s %10.2f ms  cost %lld%s\n", r["phase"].get<std::string>().c_str(),
-                r["step"].get<int>(), r["solver"].get<std::string>().c_str(),
-                r["solve_ms"].get<double>(), static_cast<long long>(r["cost"].get<int64_t>()),
-                r.contains("winner") ? (" (won: " + r["winner"].get<std::string>() + ")").c_str()
-                                     : "");
+    std::printf(
+        "%-6s step %3d  %-24s %10.2f ms  cost %lld%s\n", r["phase"].get<std::string>().c_str(),
+        r["step"].get<int>(), r["solver"].get<std::string>().c_str(), r["solve_ms"].get<double>(),
+        static_cast<long long>(r["cost"].get<int64_t>()),
+        r.contains("winner") ? (" (won: " + r["winner"].get<std::string>() + ")").c_str() : "");
     std::fflush(stdout);
     records.push_back(std::move(r));
   }
@@ -85,8 +87,12 @@ struct Runner {
     for (const std::string& name : opt.lemon) {
       auto r = flow::lemon_ref::Solve(g, LemonAlg(name));
       Expect(r.feasible && r.cost == expect, std::string("lemon ") + name + " cost");
-      Record({{"phase", "lemon"}, {"step", step}, {"solver", AlgorithmName(LemonAlg(name))},
-              {"solve_ms", r.solve_ms}, {"build_ms", r.build_ms}, {"cost", r.cost}});
+      Record({{"phase", "lemon"},
+              {"step", step},
+              {"solver", AlgorithmName(LemonAlg(name))},
+              {"solve_ms", r.solve_ms},
+              {"build_ms", r.build_ms},
+              {"cost", r.cost}});
     }
   }
 
@@ -102,7 +108,10 @@ struct Runner {
       Expect(st.ok(), name + ": " + st.ToString());
       if (cost == 0) cost = sol.cost;
       Expect(sol.cost == cost, name + " scratch cost");
-      json r = {{"phase", "scratch"}, {"step", 0}, {"solver", name}, {"solve_ms", ms},
+      json r = {{"phase", "scratch"},
+                {"step", 0},
+                {"solver", name},
+                {"solve_ms", ms},
                 {"cost", sol.cost}};
       if (auto* race = dynamic_cast<flow::RacingSolver*>(solver->get())) {
         r["winner"] = std::string(race->last_winner());
@@ -115,7 +124,8 @@ struct Runner {
   void WriteDimacs(const flow::FlowGraph& g, int step) {
     if (opt.dimacs_dir.empty()) return;
     std::ofstream out(opt.dimacs_dir + "/" + opt.scale + "-" + std::to_string(step) + ".min");
-    flow::WriteDimacs(g, out, "copse-flow-bench scale " + opt.scale + " step " + std::to_string(step));
+    flow::WriteDimacs(g, out,
+                      "copse-bench-flow scale " + opt.scale + " step " + std::to_string(step));
   }
 
   int Run() {
@@ -147,11 +157,23 @@ struct Runner {
         Expect(st.ok(), opt.incremental[i] + ": " + st.ToString());
         if (i == 0) cost = sol.cost;
         Expect(sol.cost == cost, opt.incremental[i] + " cost at step " + std::to_string(step));
-        json r = {{"phase", step == 0 ? "cold" : "inc"}, {"step", step},
-                  {"solver", opt.incremental[i]}, {"solve_ms", ms}, {"cost", sol.cost},
-                  {"changes", changes}, {"running", w.running_tasks()}};
+        json r = {{"phase", step == 0 ? "cold" : "inc"},
+                  {"step", step},
+                  {"solver", opt.incremental[i]},
+                  {"solve_ms", ms},
+                  {"cost", sol.cost},
+                  {"changes", changes},
+                  {"running", w.running_tasks()}};
         if (auto* race = dynamic_cast<flow::RacingSolver*>(inc[i].get())) {
           r["winner"] = std::string(race->last_winner());
+        }
+        if (auto* s = dynamic_cast<flow::IncrementalSolver*>(inc[i].get())) {
+          r["potential_moves"] = s->stats().potential_moves;
+          r["saturated_arcs"] = s->stats().saturated_arcs;
+          r["excess_units"] = s->stats().excess_units;
+          r["phases"] = s->stats().phases;
+          r["settled"] = s->stats().settled;
+          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         Record(r);
         if (i == 0) driver = std::move(sol);
@@ -184,8 +206,11 @@ struct Runner {
     }
     std::printf("peak RSS %ld MiB\n", PeakRssMiB());
     if (!opt.json_path.empty()) {
-      json doc = {{"scale", opt.scale}, {"seed", opt.seed}, {"steps", opt.steps},
-                  {"peak_rss_mib", PeakRssMiB()}, {"records", records}};
+      json doc = {{"scale", opt.scale},
+                  {"seed", opt.seed},
+                  {"steps", opt.steps},
+                  {"peak_rss_mib", PeakRssMiB()},
+                  {"records", records}};
       std::ofstream(opt.json_path) << doc.dump(1) << "\n";
     }
   }
@@ -207,10 +232,13 @@ int main(int argc, char** argv) {
                  "solvers run on every step; the first one's placements drive the workload")
       ->delimiter(',');
   app.add_option("--lemon", o.lemon, "LEMON solvers: ns, cs, caps (empty: none)")->delimiter(',');
-  app.add_option("--lemon-every", o.lemon_every, "also run LEMON every N steps (0: first graph only)");
+  app.add_option("--lemon-every", o.lemon_every,
+                 "also run LEMON every N steps (0: first graph only)");
+  app.add_flag("--verbose", o.verbose, "print the incremental solvers' statistics");
   app.add_flag("!--no-check", o.check, "skip the optimality check of each step's flow");
   app.add_option("--json", o.json_path, "write all measurements to this file");
-  app.add_option("--dimacs-dir", o.dimacs_dir, "write each step's graph as DIMACS into this folder");
+  app.add_option("--dimacs-dir", o.dimacs_dir,
+                 "write each step's graph as DIMACS into this folder");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

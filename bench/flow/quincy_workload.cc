@@ -115,8 +115,7 @@ void QuincyWorkload::UpdateJobArcs(int j) {
   graph_.SetCapacity(jobs_[j].unscheduled_arc, workers - min_running);
 }
 
-scheduler::TaskLocality QuincyWorkload::MakeLocality(int64_t bytes,
-                                                     const std::vector<int>& racks) {
+scheduler::TaskLocality QuincyWorkload::MakeLocality(int64_t bytes, const std::vector<int>& racks) {
   std::map<int, int64_t> local, in_rack;
   int blocks = static_cast<int>(std::max<int64_t>(1, (bytes + kGB - 1) / kGB));
   auto any = [&](const std::vector<int>& v) {
@@ -262,9 +261,11 @@ void QuincyWorkload::ApplySolution(const flow::FlowSolution& sol) {
     if (j.root_computer < 0) is_task[j.root] = 1;
   }
   std::vector<int> computer_of(graph_.node_id_bound(), -1);
-  for (size_t i = 0; i < computers_.size(); ++i) computer_of[computers_[i].node] = static_cast<int>(i);
+  for (size_t i = 0; i < computers_.size(); ++i)
+    computer_of[computers_[i].node] = static_cast<int>(i);
   for (int t : live_) tasks_[t].assigned = -1;
-  for (const flow::Placement& p : flow::ExtractPlacements(graph_, sol.flow, machine_nodes_, is_task)) {
+  for (const flow::Placement& p :
+       flow::ExtractPlacements(graph_, sol.flow, machine_nodes_, is_task)) {
     int c = computer_of[p.machine];
     if (p.task < task_of_node_.size() && task_of_node_[p.task] >= 0) {
       tasks_[task_of_node_[p.task]].assigned = c;

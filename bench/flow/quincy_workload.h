@@ -82,9 +82,9 @@ class QuincyWorkload {
     flow::NodeId node = flow::kNoId;
     scheduler::TaskLocality locality;
     scheduler::TaskTimes times;
-    int running_on = -1;      // computer index
-    int assigned = -1;        // computer from the last ApplySolution
-    std::vector<flow::ArcId> arcs;  // U, X, racks..., computers...
+    int running_on = -1;              // computer index
+    int assigned = -1;                // computer from the last ApplySolution
+    std::vector<flow::ArcId> arcs;    // U, X, racks..., computers...
     flow::ArcId extra = flow::kNoId;  // arc to a non-preferred computer it runs on
     int live_pos = -1;
   };

@@ -9,10 +9,15 @@ namespace copse::flow {
 
 namespace {
 
-enum class Outcome { kDone, kCancelled, kOverflow, kStuck };
+// kSuspect: a warm start relabels far more than a feasible problem needs;
+// the caller falls back to a cold solve, which checks feasibility first.
+enum class Outcome { kDone, kCancelled, kOverflow, kStuck, kSuspect };
 
 // The push-relabel core in arithmetic type T (int64_t or Wide). Potentials
-// `p_` are in scaled units (original cost * scale_).
+// `p_` are in scaled units (original cost * scale_). Work is kept local to
+// the nodes that need it: only "dirty" nodes (whose potentials moved, or
+// whose neighbours' did) can have residual arcs of negative reduced cost, so
+// only they are scanned when a refine starts or prices are refined.
 template <typename T>
 class Core {
  public:
@@ -25,13 +30,73 @@ class Core {
     bucket_of_.assign(n_, kUnset);
     next_.resize(n_);
     prev_.resize(n_);
+    dist_.resize(n_);
+    dirty_flag_.assign(n_, 0);
+    ever_flag_.assign(n_, 0);
+    for (uint32_t u = 0; u < n_; ++u) cur_[u] = net_.begin(u);
   }
 
-  // REQUIRES: the flow in net_ is feasible.
-  Outcome Run() {
+  // From a feasible flow: epsilon starts at the largest violation.
+  Outcome RunCold() {
+    for (uint32_t u = 0; u < n_; ++u) MarkDirty(u);
     T eps = MaxViolation();
+    return Scale(eps, false);
+  }
+
+  // From a pseudoflow with every residual reduced cost >= 0: refine at
+  // `eps` first, then scale down.
+  Outcome RunWarm(T eps) {
+    warm_ = true;
+    return Scale(std::max<T>(eps, 1), true);
+  }
+
+  // Nodes whose potential changed.
+  const std::vector<uint32_t>& changed() const { return ever_; }
+
+ private:
+  static constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
+  static constexpr uint32_t kSettled = kUnset - 1;
+  // Potentials stay within +-kGuard in int64 mode, so that reduced costs
+  // (scaled costs are below 2^60) never overflow.
+  static constexpr T kGuard = std::is_same_v<T, int64_t> ? (T{1} << 61) : (T{1} << 120);
+
+  T Scaled(int64_t c) const { return static_cast<T>(c) * scale_; }
+  T Rc(uint32_t u, const ResidualArc& r) const { return Scaled(r.cost) - p_[u] + p_[r.head]; }
+
+  void MarkDirty(uint32_t u) {
+    if (!dirty_flag_[u]) {
+      dirty_flag_[u] = 1;
+      dirty_.push_back(u);
+    }
+  }
+  void MarkChanged(uint32_t u) {
+    MarkDirty(u);
+    cur_[u] = net_.begin(u);
+    if (!ever_flag_[u]) {
+      ever_flag_[u] = 1;
+      ever_.push_back(u);
+    }
+  }
+  // After lowering p_[u]: arcs into u may have become negative.
+  void MarkInNeighbours(uint32_t u) {
+    for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
+      const ResidualArc& r = net_.arc(a);
+      if (net_.arc(r.rev).resid > 0) {
+        MarkDirty(r.head);
+        cur_[r.head] = net_.begin(r.head);
+      }
+    }
+  }
+
+  Outcome Scale(T eps, bool refine_first) {
+    if (refine_first) {
+      ++stats_.refines;
+      Outcome o = Refine(eps);
+      if (o != Outcome::kDone) return o;
+    }
     while (eps > 1) {
       eps = std::max<T>(1, eps / opt_.scaling_factor);
+      if (IsCancelled(cancel_)) return Outcome::kCancelled;
       if (opt_.price_refine && PriceRefine(eps)) {
         ++stats_.skipped_by_price_refine;
         continue;
@@ -43,18 +108,9 @@ class Core {
     return Outcome::kDone;
   }
 
- private:
-  static constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
-  // Potentials stay within +-kGuard in int64 mode, so that reduced costs
-  // (scaled costs are below 2^60) never overflow.
-  static constexpr T kGuard = std::is_same_v<T, int64_t> ? (T{1} << 61) : (T{1} << 120);
-
-  T Scaled(int64_t c) const { return static_cast<T>(c) * scale_; }
-  T Rc(uint32_t u, const ResidualArc& r) const { return Scaled(r.cost) - p_[u] + p_[r.head]; }
-
   T MaxViolation() const {
     T worst = 0;
-    for (uint32_t u = 0; u < n_; ++u) {
+    for (uint32_t u : dirty_) {
       for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
         const ResidualArc& r = net_.arc(a);
         if (r.resid > 0) worst = std::max(worst, -Rc(u, r));
@@ -63,34 +119,45 @@ class Core {
     return worst;
   }
 
-  // Label correcting towards potentials with every residual reduced cost
-  // >= -eps, giving up after about two passes over the nodes.
+  // Label correcting from the dirty nodes towards potentials with every
+  // residual reduced cost >= -eps; gives up after a budget of node scans.
   bool PriceRefine(T eps) {
-    std::vector<T> trial = p_;
-    std::vector<uint32_t> queue(n_);
-    std::vector<uint8_t> in(n_, 1);
-    for (uint32_t u = 0; u < n_; ++u) queue[u] = u;
-    uint64_t budget = 2 * uint64_t{n_} + 16;
+    trial_ = p_;
+    std::vector<uint32_t> queue = dirty_;
+    std::vector<uint32_t> lowered;
+    for (uint32_t u : queue) queued_[u] = 1;
+    uint64_t budget = 4 * uint64_t{queue.size()} + 64;
+    bool ok = true;
     for (size_t qi = 0; qi < queue.size(); ++qi) {
-      if (--budget == 0) return false;
       uint32_t u = queue[qi];
-      in[u] = 0;
-      T best = trial[u];
-      for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
-        const ResidualArc& r = net_.arc(a);
-        if (r.resid > 0) best = std::min(best, Scaled(r.cost) + trial[r.head] + eps);
+      queued_[u] = 0;
+      if (qi > budget) {
+        ok = false;
+        continue;  // drain the queue to reset the flags
       }
-      if (best >= trial[u]) continue;
-      trial[u] = best;
+      T best = trial_[u];
       for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
         const ResidualArc& r = net_.arc(a);
-        if (net_.arc(r.rev).resid > 0 && !in[r.head]) {
-          in[r.head] = 1;
+        if (r.resid > 0) best = std::min(best, Scaled(r.cost) + trial_[r.head] + eps);
+      }
+      if (best >= trial_[u]) continue;
+      trial_[u] = best;
+      lowered.push_back(u);
+      for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
+        const ResidualArc& r = net_.arc(a);
+        if (net_.arc(r.rev).resid > 0 && !queued_[r.head]) {
+          queued_[r.head] = 1;
           queue.push_back(r.head);
         }
       }
     }
-    p_.swap(trial);
+    if (!ok) return false;
+    for (uint32_t u : lowered) {
+      if (p_[u] == trial_[u]) continue;
+      p_[u] = trial_[u];
+      MarkChanged(u);
+      MarkInNeighbours(u);
+    }
     return true;
   }
 
@@ -102,18 +169,27 @@ class Core {
   }
 
   Outcome Refine(T eps) {
-    for (uint32_t u = 0; u < n_; ++u) {
+    for (uint32_t u : dirty_) {
+      dirty_flag_[u] = 0;
       for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
         const ResidualArc& r = net_.arc(a);
         if (r.resid > 0 && Rc(u, r) < 0) net_.Push(a, r.resid);
       }
     }
+    dirty_.clear();
     active_.clear();
+    T highest = 0;
     for (uint32_t u = 0; u < n_; ++u) {
-      cur_[u] = net_.begin(u);
-      queued_[u] = 0;
       if (net_.excess(u) > 0) Enqueue(u);
+      highest = u == 0 ? p_[u] : std::max(highest, p_[u]);
     }
+    // A node whose potential passes this bound has no residual path to any
+    // deficit: the problem is infeasible.
+    T step = Scaled(net_.max_abs_cost()) + eps;
+    limit_ = step > kGuard / (static_cast<T>(n_) + 1) ? kGuard
+                                                      : highest + (static_cast<T>(n_) + 1) * step;
+    uint64_t relabel_budget = 16 * uint64_t{n_} + 4096;
+    const uint64_t relabels_at_start = stats_.relabels;
     GlobalUpdate(eps);
     uint64_t relabels_since_update = 0;
     for (size_t qi = 0; qi < active_.size(); ++qi) {
@@ -125,7 +201,9 @@ class Core {
       }
       Outcome o = Discharge(u, eps, relabels_since_update);
       if (o != Outcome::kDone) return o;
-      if (relabels_since_update > n_) {
+      if ((qi & 0x3ff) == 0 && IsCancelled(cancel_)) return Outcome::kCancelled;
+      if (warm_ && stats_.relabels - relabels_at_start > relabel_budget) return Outcome::kSuspect;
+      if (relabels_since_update > n_ / 2 + 16) {
         if (IsCancelled(cancel_)) return Outcome::kCancelled;
         GlobalUpdate(eps);
         relabels_since_update = 0;
@@ -169,13 +247,15 @@ class Core {
     }
     if (!any) return Outcome::kStuck;
     p_[u] = best + eps;
+    MarkChanged(u);
     if (p_[u] > kGuard || p_[u] < -kGuard) return Outcome::kOverflow;
-    cur_[u] = net_.begin(u);
+    if (p_[u] > limit_) return Outcome::kStuck;
     return Outcome::kDone;
   }
 
   void BucketInsert(uint32_t v, uint32_t k) {
     if (k >= heads_.size()) heads_.resize(k + 1, kUnset);
+    if (bucket_of_[v] == kUnset) touched_.push_back(v);
     bucket_of_[v] = k;
     prev_[v] = kUnset;
     next_[v] = heads_[k];
@@ -184,18 +264,41 @@ class Core {
   }
   void BucketRemove(uint32_t v) {
     uint32_t k = bucket_of_[v];
-    if (prev_[v] != kUnset) next_[prev_[v]] = next_[v];
-    else heads_[k] = next_[v];
+    if (prev_[v] != kUnset) {
+      next_[prev_[v]] = next_[v];
+    } else {
+      heads_[k] = next_[v];
+    }
     if (next_[v] != kUnset) prev_[next_[v]] = prev_[v];
   }
 
+  // Relaxes the arcs into settled node v (at distance k) in the backward search.
+  void ScanInto(uint32_t v, uint32_t k, T eps, uint32_t max_bucket) {
+    for (uint32_t b = net_.begin(v); b < net_.end(v); ++b) {
+      const ResidualArc& back = net_.arc(b);
+      uint32_t w = back.head;
+      const ResidualArc& fwd = net_.arc(back.rev);  // w -> v
+      if (fwd.resid <= 0 || bucket_of_[w] == kSettled) continue;
+      T rc = Rc(w, fwd);
+      T nk = static_cast<T>(k) + (rc < 0 ? T{0} : rc / eps + 1);
+      if (nk >= static_cast<T>(max_bucket)) continue;
+      uint32_t nki = static_cast<uint32_t>(nk);
+      if (bucket_of_[w] != kUnset) {
+        if (bucket_of_[w] <= nki) continue;
+        BucketRemove(w);
+      }
+      BucketInsert(w, nki);
+    }
+  }
+
   // Backward search from the deficits in units of eps (Goldberg's global
-  // update): raises each node's potential by eps times its distance, which
-  // keeps eps-optimality and points admissible arcs towards the deficits.
+  // update), stopping once every active node is settled. Settled nodes at
+  // distance k move by (k - K) * eps relative to the rest (K: the distance
+  // reached), which keeps eps-optimality and points admissible arcs at the
+  // deficits.
   void GlobalUpdate(T eps) {
     ++stats_.global_updates;
     const uint32_t max_bucket = n_ + 1;
-    std::fill(bucket_of_.begin(), bucket_of_.end(), kUnset);
     heads_.assign(1, kUnset);
     settled_.clear();
     size_t active_left = 0;
@@ -208,36 +311,23 @@ class Core {
       while (heads_[k] != kUnset && active_left > 0) {
         uint32_t v = heads_[k];
         BucketRemove(v);
-        bucket_of_[v] = kUnset - 1;  // settled
-        dist_of_settled_.resize(n_);
-        dist_of_settled_[v] = k;
+        bucket_of_[v] = kSettled;
+        dist_[v] = k;
         settled_.push_back(v);
         if (net_.excess(v) > 0) --active_left;
-        for (uint32_t b = net_.begin(v); b < net_.end(v); ++b) {
-          const ResidualArc& back = net_.arc(b);
-          uint32_t w = back.head;
-          const ResidualArc& fwd = net_.arc(back.rev);  // w -> v
-          if (fwd.resid <= 0 || bucket_of_[w] == kUnset - 1) continue;
-          T rc = Rc(w, fwd);
-          T len = rc < 0 ? T{0} : rc / eps + 1;
-          T nk = static_cast<T>(k) + len;
-          if (nk >= static_cast<T>(max_bucket)) continue;
-          uint32_t nki = static_cast<uint32_t>(nk);
-          if (bucket_of_[w] != kUnset) {
-            if (bucket_of_[w] <= nki) continue;
-            BucketRemove(w);
-          }
-          BucketInsert(w, nki);
-        }
+        ScanInto(v, k, eps, max_bucket);
       }
       if (active_left == 0) break;
     }
-    T top = static_cast<T>(std::min<uint32_t>(k, max_bucket));
-    for (uint32_t v = 0; v < n_; ++v) {
-      if (bucket_of_[v] != kUnset - 1) p_[v] += top * eps;
+    const uint32_t top = std::min<uint32_t>(k, max_bucket);
+    for (uint32_t v : settled_) {
+      if (dist_[v] == top) continue;
+      p_[v] -= static_cast<T>(top - dist_[v]) * eps;
+      MarkChanged(v);
+      MarkInNeighbours(v);
     }
-    for (uint32_t v : settled_) p_[v] += static_cast<T>(dist_of_settled_[v]) * eps;
-    for (uint32_t u = 0; u < n_; ++u) cur_[u] = net_.begin(u);
+    for (uint32_t v : touched_) bucket_of_[v] = kUnset;
+    touched_.clear();
   }
 
   ResidualNet& net_;
@@ -247,28 +337,37 @@ class Core {
   const CancelFlag* cancel_;
   uint32_t n_;
   T scale_;
+  T limit_ = 0;
+  bool warm_ = false;
+  std::vector<T> trial_;
   std::vector<uint32_t> cur_;
   std::vector<uint8_t> queued_;
   std::vector<uint32_t> active_;
-  std::vector<uint32_t> bucket_of_, next_, prev_, heads_, settled_, dist_of_settled_;
+  std::vector<uint32_t> bucket_of_, next_, prev_, heads_, settled_, dist_, touched_;
+  std::vector<uint8_t> dirty_flag_, ever_flag_;
+  std::vector<uint32_t> dirty_, ever_;
 };
 
 int64_t FloorDiv(Wide a, Wide b) {
   Wide q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return FitsInt64(q) ? static_cast<int64_t>(q) : (q < 0 ? std::numeric_limits<int64_t>::min() / 4
-                                                         : std::numeric_limits<int64_t>::max() / 4);
+  return FitsInt64(q) ? static_cast<int64_t>(q)
+                      : (q < 0 ? std::numeric_limits<int64_t>::min() / 4
+                               : std::numeric_limits<int64_t>::max() / 4);
 }
 
 template <typename T>
 Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOptions& opt,
-                CostScalingEngine::Stats& stats, const CancelFlag* cancel) {
+                CostScalingEngine::Stats& stats, const CancelFlag* cancel, int64_t warm_eps,
+                std::vector<uint32_t>* changed) {
   const T scale = static_cast<T>(net.node_count()) + 1;
   std::vector<T> p(pot.size());
   for (size_t i = 0; i < pot.size(); ++i) p[i] = static_cast<T>(pot[i]) * scale;
-  Outcome o = Core<T>(net, p, opt, stats, cancel).Run();
+  Core<T> core(net, p, opt, stats, cancel);
+  Outcome o = warm_eps > 0 ? core.RunWarm(static_cast<T>(warm_eps) * scale) : core.RunCold();
   if (o != Outcome::kDone) return o;
-  for (size_t i = 0; i < pot.size(); ++i) pot[i] = FloorDiv(p[i], scale);
+  for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
+  *changed = core.changed();
   return o;
 }
 
@@ -279,17 +378,47 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   stats_ = Stats{};
   COPSE_RETURN_IF_ERROR(MakeFeasible(net, cancel));
   std::vector<int64_t> start = pot;
+  std::vector<uint32_t> changed;
   Outcome o = Outcome::kOverflow;
-  if (!options_.force_wide) o = RunCore<int64_t>(net, pot, options_, stats_, cancel);
+  if (!options_.force_wide) {
+    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, 0, &changed);
+  }
   if (o == Outcome::kOverflow) {
     stats_.used_wide = true;
     pot = start;
-    o = RunCore<Wide>(net, pot, options_, stats_, cancel);
+    o = RunCore<Wide>(net, pot, options_, stats_, cancel, 0, &changed);
   }
   if (o == Outcome::kCancelled) return Cancelled("solve cancelled");
-  if (o != Outcome::kDone) return Internal("cost scaling: an active node has no residual arc");
+  if (o != Outcome::kDone) return Internal("cost scaling: an active node cannot reach a deficit");
   // Rounded potentials are 1-optimal in original units; make them exact.
   if (!FixPotentials(net, pot, 0, 0, cancel)) return Cancelled("solve cancelled");
+  return Status::Ok();
+}
+
+Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, int64_t eps,
+                                  const CancelFlag* cancel) {
+  stats_ = Stats{};
+  std::vector<int64_t> start = pot;
+  std::vector<uint32_t> changed;
+  Outcome o = Outcome::kOverflow;
+  if (!options_.force_wide) {
+    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, std::max<int64_t>(eps, 1), &changed);
+  }
+  if (o == Outcome::kOverflow || o == Outcome::kSuspect) {
+    // Start over from whatever pseudoflow this left: a cold solve checks
+    // feasibility first and falls back to 128 bits when needed.
+    Stats warm = stats_;
+    pot = start;
+    Status st = Run(net, pot, cancel);
+    stats_.refines += warm.refines;
+    stats_.relabels += warm.relabels;
+    return st;
+  }
+  if (o == Outcome::kCancelled) return Cancelled("solve cancelled");
+  if (o == Outcome::kStuck) {
+    return Infeasible("no feasible flow: some supply cannot reach any demand");
+  }
+  if (!FixPotentials(net, pot, 0, 0, cancel, &changed)) return Cancelled("solve cancelled");
   return Status::Ok();
 }
 

@@ -48,6 +48,14 @@ class CostScalingEngine {
   // Returns kInfeasible, kCancelled, or Ok.
   Status Run(ResidualNet& net, std::vector<int64_t>& pot, const CancelFlag* cancel);
 
+  // Continues from a pseudoflow whose residual reduced costs under `pot` are
+  // all >= 0 (as the incremental repair leaves it): refines at epsilon `eps`
+  // (original units, e.g. the largest violation the repair saw) and scales
+  // down, touching only the nodes near the excesses. Returns kInfeasible when
+  // an excess provably cannot reach a deficit.
+  Status RunWarm(ResidualNet& net, std::vector<int64_t>& pot, int64_t eps,
+                 const CancelFlag* cancel);
+
   const Stats& stats() const { return stats_; }
 
  private:

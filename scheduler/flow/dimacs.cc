@@ -117,9 +117,9 @@ Result<DimacsProblem> ReadDimacs(std::istream& in, std::string_view origin) {
   }
   if (!seen_p) return LineError(origin, line, "no 'p min' line");
   if (static_cast<int64_t>(p.arcs.size()) != p.declared_arcs) {
-    return LineError(origin, line,
-                     Cat("the 'p' line declares ", p.declared_arcs, " arcs but the file has ",
-                         p.arcs.size()));
+    return LineError(
+        origin, line,
+        Cat("the 'p' line declares ", p.declared_arcs, " arcs but the file has ", p.arcs.size()));
   }
   if (static_cast<int64_t>(p.supply.size()) > p.declared_nodes) {
     return LineError(origin, line,

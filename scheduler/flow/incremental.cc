@@ -55,7 +55,8 @@ void IncrementalSolver::InitPotentials(const FlowGraph& g, std::vector<int64_t>&
   }
 }
 
-void IncrementalSolver::Repair(std::vector<int64_t>& pot) {
+int64_t IncrementalSolver::Repair(std::vector<int64_t>& pot) {
+  int64_t worst = 0;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
   for (uint32_t u = 0; u < net_.node_count(); ++u) {
@@ -81,18 +82,25 @@ void IncrementalSolver::Repair(std::vector<int64_t>& pot) {
   for (uint32_t u = 0; u < net_.node_count(); ++u) {
     for (uint32_t a = net_.begin(u), e = net_.end(u); a < e; ++a) {
       const ResidualArc& r = net_.arc(a);
-      if (r.resid > 0 && r.cost - pot[u] + pot[r.head] < 0) {
+      int64_t rc = r.cost - pot[u] + pot[r.head];
+      if (r.resid > 0 && rc < 0) {
+        worst = std::max(worst, -rc);
         net_.Push(a, r.resid);
         ++stats_.saturated_arcs;
       }
     }
   }
+  return worst;
 }
 
 Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& pot,
                                     const CancelFlag* cancel) {
   COPSE_RETURN_IF_ERROR(net_.Build(g));
   pot.assign(net_.node_count(), 0);
+  if (options_.cold_relaxation) {
+    SaturateNegativeArcs(net_, pot);
+    return relax_.Run(net_, pot, cancel);
+  }
   return cs_.Run(net_, pot, cancel);
 }
 
@@ -100,18 +108,30 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
                                     const CancelFlag* cancel) {
   COPSE_RETURN_IF_ERROR(net_.Build(g, &prev_flow_, /*skip_new_arcs=*/true));
   InitPotentials(g, pot);
-  if (options_.engine == IncrementalOptions::Engine::kCostScaling) {
-    return cs_.Run(net_, pot, cancel);
+  if (options_.engine == IncrementalOptions::Engine::kCostScaling && !options_.local_cost_scaling) {
+    Status st = cs_.Run(net_, pot, cancel);
+    stats_.phases = cs_.stats().refines;
+    stats_.settled = cs_.stats().relabels;
+    return st;
   }
-  Repair(pot);
+  int64_t worst = Repair(pot);
   for (uint32_t u = 0; u < net_.node_count(); ++u) {
     stats_.excess_units += std::max<int64_t>(0, net_.excess(u));
   }
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
+  if (options_.engine == IncrementalOptions::Engine::kCostScaling) {
+    Status st = cs_.RunWarm(net_, pot, worst, cancel);
+    stats_.phases = cs_.stats().refines;
+    stats_.settled = cs_.stats().relabels;
+    return st;
+  }
   if (options_.engine == IncrementalOptions::Engine::kRelaxation) {
     return relax_.Run(net_, pot, cancel);
   }
-  return ssp_.Route(net_, pot, cancel);
+  Status st = ssp_.Route(net_, pot, cancel);
+  stats_.phases = ssp_.stats().phases;
+  stats_.settled = ssp_.stats().settled;
+  return st;
 }
 
 Status IncrementalSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelFlag* cancel) {

@@ -3,20 +3,20 @@
 // §5.2, §6.2).
 //
 // The first solve (or any solve without a previous solution) runs cost
-// scaling. Later solves rebuild the residual network with the previous flow
-// (clamped to the new capacities; new arcs start empty) and the previous
-// potentials (new nodes get the largest potential their outgoing arcs allow),
-// then repair it: every node with a violated arc first tries to move its own
-// potential into the interval its arcs allow (this absorbs most cost changes,
-// such as a waiting task's rising wait cost, without moving flow), and arcs
-// still violated are saturated. The result satisfies reduced-cost optimality
+// scaling or relaxation (IncrementalOptions::cold_relaxation). Later solves rebuild the residual
+// network with the previous flow (clamped to the new capacities; new arcs start empty) and the
+// previous potentials (new nodes get the largest potential their outgoing arcs allow), then repair
+// it: every node with a violated arc first tries to move its own potential into the interval its
+// arcs allow (this absorbs most cost changes, such as a waiting task's rising wait cost, without
+// moving flow), and arcs still violated are saturated. The result satisfies reduced-cost optimality
 // and only the excesses created by the changes remain; an engine routes them:
 //   kShortestPaths — successive shortest paths (multi-source Dijkstra that
 //                    stops once enough deficit is reached; the default);
 //   kRelaxation    — relaxation with arc prioritisation;
-//   kCostScaling   — cost scaling started from the previous potentials, at an
-//                    epsilon equal to the largest violation left after making
-//                    the flow feasible.
+//   kCostScaling   — cost scaling from the previous potentials: the previous
+//                    flow is made feasible and epsilon starts at the largest
+//                    violation left (or, with local_cost_scaling, refines
+//                    start from the repaired pseudoflow).
 // Thread-safety: one thread per object.
 #pragma once
 
@@ -36,16 +36,26 @@ namespace copse::flow {
 struct IncrementalOptions {
   enum class Engine { kShortestPaths, kRelaxation, kCostScaling };
   Engine engine = Engine::kShortestPaths;
+  // The algorithm for a solve without a previous solution: relaxation (fast
+  // on uncontended graphs) or cost scaling (robust).
+  bool cold_relaxation = false;
+  // kCostScaling only: refine from the repaired pseudoflow touching only the
+  // nodes near the excesses (CostScalingEngine::RunWarm) instead of making
+  // the previous flow feasible and scaling over the whole graph. Measured
+  // slower on the Quincy benchmarks (docs/flow.md), so off by default.
+  bool local_cost_scaling = false;
   CostScalingOptions cost_scaling;
 };
 
 class IncrementalSolver final : public FlowSolver {
  public:
   struct Stats {
-    bool warm = false;               // started from a previous solution
-    uint64_t potential_moves = 0;    // nodes whose potential absorbed a change
-    uint64_t saturated_arcs = 0;     // violated arcs saturated by the repair
-    int64_t excess_units = 0;        // units of excess left for the engine
+    bool warm = false;             // started from a previous solution
+    uint64_t potential_moves = 0;  // nodes whose potential absorbed a change
+    uint64_t saturated_arcs = 0;   // violated arcs saturated by the repair
+    int64_t excess_units = 0;      // units of excess left for the engine
+    uint64_t phases = 0;           // shortest-path phases (or refines)
+    uint64_t settled = 0;          // nodes settled by Dijkstra
   };
 
   explicit IncrementalSolver(IncrementalOptions options = {});
@@ -60,7 +70,8 @@ class IncrementalSolver final : public FlowSolver {
   Status SolveCold(const FlowGraph& graph, std::vector<int64_t>& pot, const CancelFlag* cancel);
   Status SolveWarm(const FlowGraph& graph, std::vector<int64_t>& pot, const CancelFlag* cancel);
   void InitPotentials(const FlowGraph& graph, std::vector<int64_t>& pot) const;
-  void Repair(std::vector<int64_t>& pot);
+  // Returns the largest violation it had to saturate.
+  int64_t Repair(std::vector<int64_t>& pot);
 
   IncrementalOptions options_;
   std::string name_;

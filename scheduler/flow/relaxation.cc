@@ -17,6 +17,7 @@ void RelaxationEngine::AddToTree(ResidualNet& net, const std::vector<int64_t>& p
   in_tree_[v] = stamp_;
   tree_.push_back(v);
   ++stats_.tree_nodes;
+  if ((stats_.tree_nodes & 0xfff) == 0 && IsCancelled(cancel_)) cancelled_ = true;
   for (uint32_t a = net.begin(v), e = net.end(v); a < e; ++a) {
     const ResidualArc& r = net.arc(a);
     uint32_t w = r.head;
@@ -83,6 +84,7 @@ RelaxationEngine::Step RelaxationEngine::GrowTree(ResidualNet& net, std::vector<
   int64_t tree_excess = net.excess(s);
   AddToTree(net, pot, s, cut);
   while (true) {
+    if (cancelled_) return Step::kCancelled;
     if (tree_excess > cut) return Ascend(net, pot);
     // cut > 0 here, so some candidate arc still leaves the tree.
     uint32_t a = candidates_.front();
@@ -103,6 +105,8 @@ RelaxationEngine::Step RelaxationEngine::GrowTree(ResidualNet& net, std::vector<
 Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
                              const CancelFlag* cancel) {
   stats_ = Stats{};
+  cancel_ = cancel;
+  cancelled_ = false;
   const uint32_t n = net.node_count();
   in_tree_.assign(n, 0);
   stamp_ = 0;
@@ -118,7 +122,9 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
     queued_[s] = 0;
     while (net.excess(s) > 0) {
       if ((++steps & 0x3ff) == 0 && IsCancelled(cancel)) return Cancelled("solve cancelled");
-      if (GrowTree(net, pot, s) == Step::kInfeasible) {
+      Step step = GrowTree(net, pot, s);
+      if (step == Step::kCancelled) return Cancelled("solve cancelled");
+      if (step == Step::kInfeasible) {
         return Infeasible("no feasible flow: some supply cannot reach any demand");
       }
     }

@@ -42,7 +42,7 @@ class RelaxationEngine {
   const Stats& stats() const { return stats_; }
 
  private:
-  enum class Step { kAugmented, kAscended, kInfeasible };
+  enum class Step { kAugmented, kAscended, kInfeasible, kCancelled };
   Step GrowTree(ResidualNet& net, std::vector<int64_t>& pot, uint32_t s);
   void AddToTree(ResidualNet& net, const std::vector<int64_t>& pot, uint32_t v, int64_t& cut);
   Step Ascend(ResidualNet& net, std::vector<int64_t>& pot);
@@ -51,6 +51,8 @@ class RelaxationEngine {
 
   RelaxationOptions options_;
   Stats stats_;
+  const CancelFlag* cancel_ = nullptr;
+  bool cancelled_ = false;
   std::vector<uint32_t> in_tree_;  // == stamp_ when in the current tree
   uint32_t stamp_ = 0;
   std::vector<uint32_t> pred_;

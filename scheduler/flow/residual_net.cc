@@ -135,11 +135,23 @@ Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel) {
 }
 
 bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t tolerance,
-                   uint64_t max_scans, const CancelFlag* cancel) {
+                   uint64_t max_scans, const CancelFlag* cancel,
+                   const std::vector<uint32_t>* start) {
   const uint32_t n = net.node_count();
-  std::vector<uint32_t> queue(n);
-  std::vector<uint8_t> queued(n, 1);
-  for (uint32_t u = 0; u < n; ++u) queue[u] = u;
+  std::vector<uint32_t> queue;
+  std::vector<uint8_t> queued(n, 0);
+  if (start == nullptr) {
+    queue.resize(n);
+    for (uint32_t u = 0; u < n; ++u) queue[u] = u;
+    std::fill(queued.begin(), queued.end(), 1);
+  } else {
+    for (uint32_t u : *start) {
+      if (!queued[u]) {
+        queued[u] = 1;
+        queue.push_back(u);
+      }
+    }
+  }
   size_t head = 0;
   uint64_t scans = 0;
   while (head < queue.size()) {

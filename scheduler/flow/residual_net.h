@@ -92,9 +92,12 @@ Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel);
 // Adjusts `pot` (dense, original cost units) so that every residual arc has
 // reduced cost >= -tolerance, by label correcting (only lowering potentials).
 // Gives up after `max_scans` node scans (0: no limit) and returns false then.
+// Only arcs out of `start` nodes (all nodes when null) and of nodes whose
+// potential it lowers are examined: the caller promises the others hold.
 // REQUIRES: no residual cycle of cost < -tolerance * length when unlimited.
 bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t tolerance,
-                   uint64_t max_scans, const CancelFlag* cancel);
+                   uint64_t max_scans, const CancelFlag* cancel,
+                   const std::vector<uint32_t>* start = nullptr);
 
 // Saturates every residual arc whose reduced cost under `pot` is negative, so
 // that the pseudoflow satisfies reduced-cost optimality. Returns the largest

@@ -8,9 +8,12 @@
 
 namespace copse::flow {
 
-std::vector<std::string> SolverNames() { return {"race",        "race_scratch",      "incremental",      "incremental_cs",
-          "incremental_relax", "cost_scaling", "cost_scaling_wide", "relaxation",
-          "relaxation_fifo",   "ssp"}; }
+std::vector<std::string> SolverNames() {
+  return {"race",           "race_scratch",      "incremental",
+          "incremental_cs", "incremental_relax", "incremental_cs_local",
+          "race_firmament", "cost_scaling",      "cost_scaling_wide",
+          "relaxation",     "relaxation_fifo",   "ssp"};
+}
 
 Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
   if (name == "cost_scaling") return std::unique_ptr<FlowSolver>(new CostScalingSolver());
@@ -25,25 +28,40 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     return std::unique_ptr<FlowSolver>(new RelaxationSolver(RelaxationOptions{false}));
   }
   using Engine = IncrementalOptions::Engine;
-  auto incremental = [](Engine e) {
+  auto incremental = [](Engine e, bool cold_relaxation = false) {
     IncrementalOptions o;
     o.engine = e;
+    o.cold_relaxation = cold_relaxation;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   };
   if (name == "incremental") return incremental(Engine::kShortestPaths);
   if (name == "incremental_cs") return incremental(Engine::kCostScaling);
   if (name == "incremental_relax") return incremental(Engine::kRelaxation);
+  if (name == "incremental_cs_local") {
+    IncrementalOptions o;
+    o.engine = Engine::kCostScaling;
+    o.local_cost_scaling = true;
+    return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
+  }
+  if (name == "race_firmament") {
+    return std::unique_ptr<FlowSolver>(new RacingSolver(
+        "race_firmament", std::make_unique<RelaxationSolver>(), incremental(Engine::kCostScaling)));
+  }
   if (name == "race") {
     return std::unique_ptr<FlowSolver>(new RacingSolver(
-        "race", incremental(Engine::kShortestPaths), incremental(Engine::kCostScaling)));
+        "race", incremental(Engine::kShortestPaths, true), incremental(Engine::kCostScaling)));
   }
   if (name == "race_scratch") {
-    return std::unique_ptr<FlowSolver>(new RacingSolver(
-        "race_scratch", std::make_unique<RelaxationSolver>(), std::make_unique<CostScalingSolver>()));
+    return std::unique_ptr<FlowSolver>(new RacingSolver("race_scratch",
+                                                        std::make_unique<RelaxationSolver>(),
+                                                        std::make_unique<CostScalingSolver>()));
   }
   if (name == "ssp") return std::unique_ptr<FlowSolver>(new SuccessiveShortestPathSolver());
   std::string known;
-  for (const auto& n : SolverNames()) known += (known.empty() ? "" : ", ") + n;
+  for (const auto& n : SolverNames()) {
+    if (!known.empty()) known.append(", ");
+    known.append(n);
+  }
   return InvalidArgument("unknown algorithm '" + std::string(name) + "' (known: " + known + ")");
 }
 

@@ -1,13 +1,14 @@
 // Every solver against LEMON's NetworkSimplex (the oracle) on random problems
 // of assorted shapes and along random change sequences; every returned flow
 // is checked for conservation, capacity and reduced-cost optimality.
+#include "scheduler/flow/solvers.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
 #include "scheduler/flow/lemon/lemon_reference.h"
-#include "scheduler/flow/solvers.h"
 #include "scheduler/flow/test_graphs.h"
 #include "scheduler/flow/verify.h"
 
@@ -40,9 +41,9 @@ TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
       FlowGraph g = testing::RandomGraph(static_cast<Shape>(shape), nodes, 1000 * shape + seed);
       auto solver = MakeSolver(GetParam());
       ASSERT_TRUE(solver.ok());
-      ExpectAgreesWithLemon(**solver, g,
-                            testing::ShapeName(static_cast<Shape>(shape)) + " seed " +
-                                std::to_string(seed));
+      ExpectAgreesWithLemon(
+          **solver, g,
+          testing::ShapeName(static_cast<Shape>(shape)) + " seed " + std::to_string(seed));
       ++graphs;
     }
   }

@@ -79,9 +79,8 @@ FlowGraph BipartiteGraph(int nodes, std::mt19937_64& rng) {
 }  // namespace
 
 std::string ShapeName(Shape s) {
-  static const char* kNames[] = {"sparse",         "dense",       "zero_cost_cycles",
-                                 "zero_capacity",  "negative",    "large_costs",
-                                 "bipartite",      "infeasible"};
+  static const char* kNames[] = {"sparse",   "dense",       "zero_cost_cycles", "zero_capacity",
+                                 "negative", "large_costs", "bipartite",        "infeasible"};
   return kNames[static_cast<int>(s)];
 }
 
@@ -138,8 +137,10 @@ void RandomChanges(FlowGraph& g, int count, std::mt19937_64& rng, bool keep_feas
       NodeId v = g.AddNode(0);
       for (int k = 0; k < 3; ++k) {
         NodeId w = nodes[Uniform(rng, 0, nodes.size() - 1)];
-        if (k % 2 == 0) g.AddArc(v, w, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
-        else g.AddArc(w, v, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
+        if (k % 2 == 0)
+          g.AddArc(v, w, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
+        else
+          g.AddArc(w, v, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
       }
       nodes.push_back(v);
     } else if (nodes.size() > 4) {
