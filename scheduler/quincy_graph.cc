@@ -1,0 +1,270 @@
+#include "scheduler/quincy_graph.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace copse::scheduler {
+
+using flow::ArcId;
+using flow::kNoId;
+using flow::NodeId;
+
+QuincyGraph::QuincyGraph(const Topology& topology, const QuincyCostParams& params)
+    : topology_(topology), params_(params) {
+  sink_ = g_.AddNode(0);
+  cluster_ = g_.AddNode(0);
+  rack_capacity_.assign(topology.racks.size(), 0);
+  for (size_t r = 0; r < topology.racks.size(); ++r) {
+    rack_node_.push_back(g_.AddNode(0));
+    rack_arc_.push_back(g_.AddArc(cluster_, rack_node_[r], 0, 0));
+  }
+  for (const ComputerSpec& c : topology.computers) {
+    NodeId n = g_.AddNode(0);
+    computer_node_.push_back(n);
+    computer_sink_.push_back(g_.AddArc(n, sink_, 0, 0));
+    computer_rack_.push_back(g_.AddArc(rack_node_[c.rack], n, 0, 0));
+    capacity_.push_back(0);
+    if (node_computer_.size() <= n) node_computer_.resize(n + 1, kNoComputer);
+    node_computer_[n] = static_cast<ComputerId>(computer_node_.size() - 1);
+  }
+  for (size_t c = 0; c < topology.computers.size(); ++c) {
+    SetComputerCapacity(static_cast<ComputerId>(c), topology.computers[c].slots);
+  }
+}
+
+void QuincyGraph::SetCost(ArcId a, int64_t cost) {
+  if (g_.cost(a) != cost) g_.SetCost(a, cost);
+}
+
+void QuincyGraph::SetCap(ArcId a, int64_t cap) {
+  if (g_.capacity(a) != cap) g_.SetCapacity(a, cap);
+}
+
+void QuincyGraph::SetComputerCapacity(ComputerId c, int slots) {
+  if (capacity_[c] == slots) return;
+  RackId r = topology_.computers[c].rack;
+  rack_capacity_[r] += slots - capacity_[c];
+  capacity_[c] = slots;
+  SetCap(computer_sink_[c], slots);
+  SetCap(computer_rack_[c], slots);
+  SetCap(rack_arc_[r], rack_capacity_[r]);
+}
+
+void QuincyGraph::MarkNode(NodeId n, TaskId task) {
+  if (is_task_.size() <= n) {
+    is_task_.resize(n + 1, 0);
+    node_task_.resize(n + 1, kNoTask);
+  }
+  is_task_[n] = 1;
+  node_task_[n] = task;
+}
+
+void QuincyGraph::UnmarkNode(NodeId n) {
+  is_task_[n] = 0;
+  node_task_[n] = kNoTask;
+}
+
+NodeId QuincyGraph::task_node(TaskId task) const {
+  auto it = tasks_.find(task);
+  if (it != tasks_.end()) return it->second.node;
+  auto r = roots_.find(task);
+  return r == roots_.end() ? kNoId : jobs_.at(r->second).root;
+}
+
+void QuincyGraph::AddJob(JobId job) {
+  assert(!jobs_.count(job));
+  Job& j = jobs_[job];
+  j.unscheduled = g_.AddNode(0);
+  j.to_sink = g_.AddArc(j.unscheduled, sink_, 0, 0);
+}
+
+void QuincyGraph::RemoveJob(JobId job) {
+  Job& j = jobs_.at(job);
+  assert(j.tasks == 0 && j.root == kNoId);
+  sink_demand_ -= j.f;
+  g_.RemoveNode(j.unscheduled);
+  jobs_.erase(job);
+}
+
+void QuincyGraph::SetJobBounds(JobId job, int64_t e, int64_t f) {
+  Job& j = jobs_.at(job);
+  assert(0 <= e && e <= f && f <= j.tasks);
+  sink_demand_ += f - j.f;
+  j.e = e;
+  j.f = f;
+  if (g_.supply(j.unscheduled) != f - j.tasks) g_.SetSupply(j.unscheduled, f - j.tasks);
+  SetCap(j.to_sink, f - e);
+}
+
+void QuincyGraph::BalanceSink() {
+  if (g_.supply(sink_) != -sink_demand_) g_.SetSupply(sink_, -sink_demand_);
+}
+
+void QuincyGraph::AddRoot(JobId job, TaskId root) {
+  Job& j = jobs_.at(job);
+  assert(j.root == kNoId);
+  j.root_task = root;
+  roots_[root] = job;
+  j.root = g_.AddNode(1);
+  MarkNode(j.root, root);
+  j.root_arc = g_.AddArc(j.root, cluster_, 1, 0);
+  j.root_wait = g_.AddArc(j.root, sink_, 1, root_wait_cost());
+  sink_demand_ += 1;
+}
+
+void QuincyGraph::RemoveRoot(JobId job) {
+  Job& j = jobs_.at(job);
+  if (j.root == kNoId) return;
+  UnmarkNode(j.root);
+  roots_.erase(j.root_task);
+  g_.RemoveNode(j.root);
+  j.root = j.root_arc = j.root_wait = kNoId;
+  j.root_task = kNoTask;
+  sink_demand_ -= 1;
+}
+
+void QuincyGraph::SetRootComputer(JobId job, ComputerId c) {
+  Job& j = jobs_.at(job);
+  g_.RemoveArc(j.root_arc);
+  if (j.root_wait != kNoId) g_.RemoveArc(j.root_wait);
+  j.root_wait = kNoId;
+  if (c == kNoComputer) {
+    j.root_arc = g_.AddArc(j.root, cluster_, 1, 0);
+    j.root_wait = g_.AddArc(j.root, sink_, 1, root_wait_cost());
+  } else {
+    j.root_arc = g_.AddArc(j.root, computer_node_[c], 1, 0);
+  }
+}
+
+void QuincyGraph::AddTask(TaskId task, JobId job, const TaskLocality& loc) {
+  assert(!tasks_.count(task));
+  Job& j = jobs_.at(job);
+  Task& t = tasks_[task];
+  t.job = job;
+  t.node = g_.AddNode(1);
+  MarkNode(t.node, task);
+  t.unscheduled = g_.AddArc(t.node, j.unscheduled, 1, 0);
+  t.cluster = g_.AddArc(t.node, cluster_, 1, 0);
+  for (const PreferredRack& r : loc.racks) {
+    t.racks.push_back(g_.AddArc(t.node, rack_node_[r.rack], 1, 0));
+    t.rack_ids.push_back(r.rack);
+  }
+  for (const PreferredComputer& c : loc.computers) {
+    t.computers.push_back(g_.AddArc(t.node, computer_node_[c.computer], 1, 0));
+    t.computer_ids.push_back(c.computer);
+  }
+  ++j.tasks;
+  g_.SetSupply(j.unscheduled, j.f - j.tasks);
+}
+
+void QuincyGraph::RemoveTask(TaskId task) {
+  auto it = tasks_.find(task);
+  if (it == tasks_.end()) return;
+  Job& j = jobs_.at(it->second.job);
+  UnmarkNode(it->second.node);
+  g_.RemoveNode(it->second.node);
+  tasks_.erase(it);
+  --j.tasks;
+  // Keep F_j <= N_j until the next SetJobBounds.
+  if (j.f > j.tasks) {
+    sink_demand_ -= j.f - j.tasks;
+    j.f = j.tasks;
+    j.e = std::min(j.e, j.f);
+    SetCap(j.to_sink, j.f - j.e);
+  }
+  g_.SetSupply(j.unscheduled, j.f - j.tasks);
+}
+
+ArcId QuincyGraph::RunningArc(const Task& t) const {
+  if (t.running == kNoComputer) return kNoId;
+  for (size_t i = 0; i < t.computer_ids.size(); ++i) {
+    if (t.computer_ids[i] == t.running) return t.computers[i];
+  }
+  return t.extra;
+}
+
+void QuincyGraph::SetTaskComputer(TaskId task, ComputerId c) {
+  Task& t = tasks_.at(task);
+  if (t.running == c) return;
+  if (t.extra != kNoId) g_.RemoveArc(t.extra);
+  t.extra = kNoId;
+  t.running = c;
+  if (c != kNoComputer && RunningArc(t) == kNoId) {
+    t.extra = g_.AddArc(t.node, computer_node_[c], 1, 0);
+  }
+  ApplyMovable(t);
+}
+
+void QuincyGraph::SetTaskCosts(TaskId task, const QuincyArcCosts& costs) {
+  Task& t = tasks_.at(task);
+  SetCost(t.unscheduled, costs.unscheduled);
+  SetCost(t.cluster, costs.any_computer);
+  for (size_t i = 0; i < t.racks.size(); ++i) SetCost(t.racks[i], costs.racks[i]);
+  for (size_t i = 0; i < t.computers.size(); ++i) SetCost(t.computers[i], costs.computers[i]);
+  if (t.extra != kNoId) SetCost(t.extra, *costs.running);
+}
+
+void QuincyGraph::SetTaskMovable(TaskId task, bool movable) {
+  Task& t = tasks_.at(task);
+  if (t.movable == movable) return;
+  t.movable = movable;
+  ApplyMovable(t);
+}
+
+void QuincyGraph::ApplyMovable(Task& t) {
+  const ArcId keep = RunningArc(t);
+  const int64_t cap = (t.movable || keep == kNoId) ? 1 : 0;
+  auto set = [&](ArcId a) { SetCap(a, a == keep ? 1 : cap); };
+  set(t.unscheduled);
+  set(t.cluster);
+  for (ArcId a : t.racks) set(a);
+  for (ArcId a : t.computers) set(a);
+  if (t.extra != kNoId) set(t.extra);
+}
+
+QuincyGraph::Route QuincyGraph::RouteOf(TaskId task, const std::vector<int64_t>& flow) const {
+  Route r;
+  auto it = tasks_.find(task);
+  if (it == tasks_.end()) {  // a root: its only placing arc
+    const Job& j = jobs_.at(roots_.at(task));
+    if (flow[j.root_arc] > 0) {
+      NodeId head = g_.head(j.root_arc);
+      if (head == cluster_) {
+        r.via = Route::Via::kCluster;
+      } else {
+        r.via = Route::Via::kComputer;
+        r.computer = node_computer_[head];
+      }
+    }
+    return r;
+  }
+  const Task& t = it->second;
+  if (flow[t.cluster] > 0) r.via = Route::Via::kCluster;
+  for (size_t i = 0; i < t.racks.size(); ++i) {
+    if (flow[t.racks[i]] > 0) {
+      r.via = Route::Via::kRack;
+      r.rack = t.rack_ids[i];
+    }
+  }
+  for (size_t i = 0; i < t.computers.size(); ++i) {
+    if (flow[t.computers[i]] > 0) {
+      r.via = Route::Via::kComputer;
+      r.computer = t.computer_ids[i];
+    }
+  }
+  if (t.extra != kNoId && flow[t.extra] > 0) {
+    r.via = Route::Via::kComputer;
+    r.computer = t.running;
+  }
+  return r;
+}
+
+int64_t QuincyGraph::ComputerInflow(ComputerId c, const std::vector<int64_t>& flow) const {
+  return flow[computer_sink_[c]];
+}
+
+int64_t QuincyGraph::RackSpare(RackId r, const std::vector<int64_t>& flow) const {
+  return g_.capacity(rack_arc_[r]) - flow[rack_arc_[r]];
+}
+
+}  // namespace copse::scheduler

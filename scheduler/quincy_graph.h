@@ -1,0 +1,156 @@
+// QuincyGraph: the scheduling flow network of the Quincy appendix (Figure 4),
+// kept up to date edit by edit so that the flow layer's incremental solver
+// can start from the previous solution (Firmament §5.2).
+//
+//   r_j   root task of job j, supply 1; one arc (cap 1, cost 0) to C_m when
+//         the root runs on m, else to X — plus, while it waits, an arc to S
+//         with a prohibitive cost (see kRootWaitCost below);
+//   w     worker task, supply 1; arcs (cap 1) to U_j (cost υ), X (α), each
+//         preferred rack R_l (ρ), each preferred computer C_m (γ), and the
+//         computer it runs on when that is not preferred (γ = d* − p*);
+//   U_j   unscheduled node, supply F_j − N_j; arc to S with cap F_j − E_j;
+//   X     cluster aggregator; arc to each R_l with cap = the rack's slots;
+//   R_l   rack aggregator; arc to each of its C_m with cap = its slots;
+//   C_m   computer; arc to S with cap = its slots (0 while down; slots whose
+//         task is being killed are not counted);
+//   S     sink, supply −(Σ_j F_j + number of roots).
+// Costs come from the one Quincy cost function (scheduler/quincy_costs.h).
+// A running task that may not be preempted (policies Q and QF) keeps all its
+// arcs but every one except the arc to its computer gets capacity 0, so the
+// policies differ in capacities (and the U_j/S supplies that encode E_j)
+// only.
+//
+// The appendix assumes a free computer for every root; when none exists and
+// running tasks may not be preempted the network would have no feasible
+// flow, so a waiting root also has an arc straight to S costing
+// kRootWaitCost (3Ω): it is taken only when placing the root is impossible
+// or would evict a task whose eviction costs more than that.
+// Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduler/events.h"
+#include "scheduler/flow/flow_graph.h"
+#include "scheduler/flow/solver.h"
+#include "scheduler/quincy_costs.h"
+#include "scheduler/topology.h"
+
+namespace copse::scheduler {
+
+class QuincyGraph {
+ public:
+  // Where a task's flow goes, read from a solution.
+  struct Route {
+    enum class Via { kUnscheduled, kCluster, kRack, kComputer } via = Via::kUnscheduled;
+    RackId rack = -1;                   // kRack
+    ComputerId computer = kNoComputer;  // kComputer: the computer its own arc reaches
+  };
+
+  QuincyGraph(const Topology& topology, const QuincyCostParams& params);
+  QuincyGraph(const QuincyGraph&) = delete;
+  QuincyGraph& operator=(const QuincyGraph&) = delete;
+
+  const flow::FlowGraph& graph() const { return g_; }
+  flow::FlowGraph& graph() { return g_; }
+  const QuincyCostParams& params() const { return params_; }
+  int64_t root_wait_cost() const { return 3 * params_.max_cost_milli; }
+
+  // Slots of `c` that tasks may be placed in (0 while down).
+  void SetComputerCapacity(ComputerId c, int slots);
+  int computer_capacity(ComputerId c) const { return capacity_[c]; }
+
+  void AddJob(JobId job);
+  // REQUIRES: the job's tasks and root were removed.
+  void RemoveJob(JobId job);
+  bool HasJob(JobId job) const { return jobs_.count(job) != 0; }
+  // E_j and F_j; N_j is the number of the job's task nodes.
+  // REQUIRES: 0 <= e <= f <= N_j.
+  void SetJobBounds(JobId job, int64_t e, int64_t f);
+  int64_t job_tasks(JobId job) const { return jobs_.at(job).tasks; }
+
+  void AddRoot(JobId job, TaskId root);
+  void RemoveRoot(JobId job);
+  // The computer the root runs on, or kNoComputer while it waits.
+  void SetRootComputer(JobId job, ComputerId c);
+
+  void AddTask(TaskId task, JobId job, const TaskLocality& locality);
+  void RemoveTask(TaskId task);
+  bool HasTask(TaskId task) const { return tasks_.count(task) != 0; }
+  // The computer the task runs on, or kNoComputer while it waits.
+  void SetTaskComputer(TaskId task, ComputerId c);
+  // Costs from ComputeQuincyCosts for the task's current locality/running state.
+  void SetTaskCosts(TaskId task, const QuincyArcCosts& costs);
+  // Whether a running task may be moved or preempted (capacities 1) or not (0).
+  void SetTaskMovable(TaskId task, bool movable);
+
+  // Keeps the sink's supply equal to minus everything else's.
+  void BalanceSink();
+
+  // Task (or root) node → task id, for placement extraction.
+  const std::vector<uint8_t>& is_task() const { return is_task_; }
+  TaskId task_of_node(flow::NodeId n) const { return node_task_[n]; }
+  const std::vector<flow::NodeId>& computer_nodes() const { return computer_node_; }
+  ComputerId computer_of_node(flow::NodeId n) const { return node_computer_[n]; }
+  flow::NodeId task_node(TaskId task) const;
+  // How the task's flow leaves its node in `flow`.
+  Route RouteOf(TaskId task, const std::vector<int64_t>& flow) const;
+  // Flow into C_m and its arc's capacity; flow and capacity of X → R_l.
+  int64_t ComputerInflow(ComputerId c, const std::vector<int64_t>& flow) const;
+  int64_t RackSpare(RackId r, const std::vector<int64_t>& flow) const;
+
+ private:
+  struct Job {
+    flow::NodeId unscheduled = flow::kNoId;
+    flow::ArcId to_sink = flow::kNoId;
+    flow::NodeId root = flow::kNoId;
+    flow::ArcId root_arc = flow::kNoId;
+    flow::ArcId root_wait = flow::kNoId;  // r_j → S while the root waits
+    TaskId root_task = kNoTask;
+    int64_t tasks = 0;  // N_j
+    int64_t e = 0, f = 0;
+  };
+  struct Task {
+    JobId job = 0;
+    flow::NodeId node = flow::kNoId;
+    flow::ArcId unscheduled = flow::kNoId;
+    flow::ArcId cluster = flow::kNoId;
+    std::vector<flow::ArcId> racks;      // in locality.racks order
+    std::vector<flow::ArcId> computers;  // in locality.computers order
+    std::vector<RackId> rack_ids;
+    std::vector<ComputerId> computer_ids;
+    ComputerId running = kNoComputer;
+    flow::ArcId extra = flow::kNoId;  // to `running` when it is not preferred
+    bool movable = true;
+  };
+
+  void SetCost(flow::ArcId a, int64_t cost);
+  void SetCap(flow::ArcId a, int64_t cap);
+  void MarkNode(flow::NodeId n, TaskId task);
+  void UnmarkNode(flow::NodeId n);
+  flow::ArcId RunningArc(const Task& t) const;
+  void ApplyMovable(Task& t);
+
+  const Topology& topology_;
+  QuincyCostParams params_;
+  flow::FlowGraph g_;
+  flow::NodeId sink_, cluster_;
+  std::vector<flow::NodeId> rack_node_;
+  std::vector<flow::ArcId> rack_arc_;  // X → R_l
+  std::vector<flow::NodeId> computer_node_;
+  std::vector<flow::ArcId> computer_sink_;  // C_m → S
+  std::vector<flow::ArcId> computer_rack_;  // R_l → C_m
+  std::vector<int> capacity_;
+  std::vector<int64_t> rack_capacity_;
+  std::unordered_map<JobId, Job> jobs_;
+  std::unordered_map<TaskId, Task> tasks_;
+  std::unordered_map<TaskId, JobId> roots_;  // root task → job
+  std::vector<uint8_t> is_task_;
+  std::vector<TaskId> node_task_;
+  std::vector<ComputerId> node_computer_;
+  int64_t sink_demand_ = 0;
+};
+
+}  // namespace copse::scheduler

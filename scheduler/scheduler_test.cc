@@ -1,0 +1,271 @@
+// The Scheduler mechanism: admission control, the task life cycle, event
+// validation, re-adoption, computers going down, and every policy by name
+// running a small workload to completion.
+#include "scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "scheduler/policy_factory.h"
+#include "scheduler/testing/driver.h"
+
+namespace copse::scheduler {
+namespace {
+
+using testing::Driver;
+using testing::JobPlan;
+using testing::TaskPlan;
+
+constexpr Timestamp Sec(double s) { return Timestamp{static_cast<int64_t>(s * 1e6)}; }
+
+std::unique_ptr<Scheduler> Make(const std::string& policy, Topology t, int k = 10) {
+  SchedulerOptions o;
+  o.policy.policy = policy;
+  o.max_running_jobs = k;
+  auto s = Scheduler::Create(std::move(t), o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return std::move(s).value();
+}
+
+JobSubmitted Job(JobId id, double at, bool root = false) {
+  JobSubmitted e;
+  e.job = id;
+  e.root_task = root ? 1000 + id : kNoTask;
+  e.attributes.submitted = Sec(at);
+  e.attributes.root_in_cluster = root;
+  return e;
+}
+
+std::vector<Decision> Of(const std::vector<Decision>& ds, Decision::Kind k) {
+  std::vector<Decision> out;
+  for (const Decision& d : ds) {
+    if (d.kind == k) out.push_back(d);
+  }
+  return out;
+}
+
+TEST(SchedulerTest, AdmitsAtMostKJobsInSubmissionOrder) {
+  auto s = Make("G", Topology::Uniform(1, 2), /*k=*/2);
+  ASSERT_TRUE(s->Handle(Job(3, 0.3), Sec(1)).ok());
+  ASSERT_TRUE(s->Handle(Job(1, 0.1), Sec(1)).ok());
+  ASSERT_TRUE(s->Handle(Job(2, 0.2), Sec(1)).ok());
+  auto d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  auto admits = Of(*d, Decision::Kind::kAdmitJob);
+  // Job 3 was admitted on arrival (K not reached), then job 1; job 2 waits.
+  ASSERT_EQ(admits.size(), 2u);
+  EXPECT_EQ(admits[0].job, 3);
+  EXPECT_EQ(admits[1].job, 1);
+  EXPECT_EQ(s->QueuedJobs(), std::vector<JobId>{2});
+  ASSERT_TRUE(s->Handle(JobFinished{3}, Sec(2)).ok());
+  d = s->Schedule(Sec(2));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(Of(*d, Decision::Kind::kAdmitJob).size(), 1u);
+  EXPECT_EQ(Of(*d, Decision::Kind::kAdmitJob)[0].job, 2);
+  EXPECT_TRUE(s->QueuedJobs().empty());
+}
+
+TEST(SchedulerTest, SlotStaysBusyUntilConfirmations) {
+  auto s = Make("G", Topology::Uniform(1, 1));
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{10, 1, {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{11, 1, {}}, Sec(0)).ok());
+  auto d = s->Schedule(Sec(0));
+  ASSERT_TRUE(d.ok());
+  auto starts = Of(*d, Decision::Kind::kStartTask);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].task, 10);
+  EXPECT_EQ(s->state().task(10).state, TaskState::kStartRequested);
+  // Start requested: the slot is taken even before the worker confirms.
+  d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->empty());
+  ASSERT_TRUE(s->Handle(TaskStarted{10}, Sec(1)).ok());
+  EXPECT_EQ(s->state().task(10).state, TaskState::kRunning);
+  // A start failure puts the task back; the freed slot goes to the next task.
+  ASSERT_TRUE(s->Handle(TaskCompleted{10}, Sec(3)).ok());
+  d = s->Schedule(Sec(3));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].task, 11);
+  ASSERT_TRUE(s->Handle(TaskStartFailed{11}, Sec(4)).ok());
+  EXPECT_EQ(s->state().task(11).state, TaskState::kWaiting);
+  EXPECT_EQ(s->state().task(11).start_failures, 1);
+  d = s->Schedule(Sec(4));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].task, 11);
+  // ν and θ accumulate over spans.
+  EXPECT_EQ(s->state().task(11).WaitTime(Sec(5)), Sec(3));
+  EXPECT_EQ(s->state().job(1).completed, 1);
+  EXPECT_EQ(s->state().job(1).completed_run_time, Sec(2));
+}
+
+TEST(SchedulerTest, RejectsContradictoryEventsAndKeepsState) {
+  auto s = Make("G", Topology::Uniform(1, 1));
+  EXPECT_EQ(s->Handle(TaskStarted{5}, Sec(0)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->Handle(TaskSubmitted{5, 1, {}}, Sec(0)).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  EXPECT_EQ(s->Handle(Job(1, 0), Sec(0)).code(), StatusCode::kAlreadyExists);
+  TaskLocality bad;
+  bad.computers.push_back({7, {1, 1}});
+  EXPECT_EQ(s->Handle(TaskSubmitted{5, 1, bad}, Sec(0)).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(s->Handle(TaskSubmitted{5, 1, {}}, Sec(0)).ok());
+  EXPECT_EQ(s->Handle(TaskSubmitted{5, 1, {}}, Sec(0)).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(s->Handle(TaskStarted{5}, Sec(0)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Handle(TaskCompleted{5}, Sec(0)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Handle(Timer{}, Sec(-1)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->Handle(ComputerDown{9}, Sec(0)).code(), StatusCode::kNotFound);
+  EXPECT_EQ(s->state().task(5).state, TaskState::kWaiting);
+  JobSubmitted no_root = Job(2, 0, true);
+  no_root.root_task = kNoTask;
+  EXPECT_EQ(s->Handle(no_root, Sec(0)).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(SchedulerTest, FinishedJobKillsRunningTasksAndForgetsThemWhenConfirmed) {
+  auto s = Make("G", Topology::Uniform(1, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{10, 1, {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Schedule(Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskStarted{10}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(JobFinished{1}, Sec(1)).ok());
+  auto d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  auto kills = Of(*d, Decision::Kind::kKillTask);
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_EQ(kills[0].task, 10);
+  EXPECT_EQ(s->state().computer(kills[0].computer).used, 1);  // busy until confirmed
+  ASSERT_TRUE(s->Handle(TaskKilled{10}, Sec(2)).ok());
+  EXPECT_EQ(s->state().FindTask(10), nullptr);
+  EXPECT_EQ(s->state().FindJob(1), nullptr);
+  EXPECT_EQ(s->state().free_slots_total(), 2);
+}
+
+TEST(SchedulerTest, RootIsPlacedAndComputerDownRestartsItsJob) {
+  auto s = Make("G", Topology::Uniform(2, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+  auto d = s->Schedule(Sec(0));
+  ASSERT_TRUE(d.ok());
+  auto starts = Of(*d, Decision::Kind::kStartTask);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_TRUE(starts[0].root);
+  EXPECT_EQ(starts[0].task, 1001);
+  ComputerId rc = starts[0].computer;
+  ASSERT_TRUE(s->Handle(TaskStarted{1001}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{10, 1, {}}, Sec(1)).ok());
+  d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  ASSERT_TRUE(s->Handle(TaskStarted{10}, Sec(1)).ok());
+  ASSERT_TRUE(s->Handle(ComputerDown{rc}, Sec(2)).ok());
+  // The root waits again; its worker is killed (the job starts over).
+  EXPECT_EQ(s->state().task(1001).state, TaskState::kWaiting);
+  d = s->Schedule(Sec(2));
+  ASSERT_TRUE(d.ok());
+  bool killed = false, restarted = false;
+  for (const Decision& x : *d) {
+    killed |= x.kind == Decision::Kind::kKillTask && x.task == 10;
+    restarted |= x.kind == Decision::Kind::kStartTask && x.task == 1001 && x.computer != rc;
+  }
+  EXPECT_TRUE(killed);
+  if (!restarted) {  // it chose the computer whose orphan is being killed
+    ASSERT_TRUE(s->Handle(TaskKilled{10}, Sec(3)).ok());
+    d = s->Schedule(Sec(3));
+    ASSERT_TRUE(d.ok());
+    for (const Decision& x : *d) {
+      restarted |= x.kind == Decision::Kind::kStartTask && x.task == 1001 && x.computer != rc;
+    }
+  }
+  EXPECT_TRUE(restarted);
+  EXPECT_FALSE(s->state().computer(rc).up);
+}
+
+TEST(SchedulerTest, RestartedMasterAdoptsRunningTasks) {
+  auto s = Make("G", Topology::Uniform(1, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+  // Before any Schedule(), the workers report what they run.
+  ASSERT_TRUE(s->Handle(TaskAdopted{1001, 1, 1, Sec(-5), {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskAdopted{10, 1, 0, Sec(-3), {}}, Sec(0)).ok());
+  EXPECT_EQ(s->state().task(1001).state, TaskState::kRunning);
+  EXPECT_EQ(s->state().task(10).computer, 0);
+  EXPECT_EQ(s->state().task(10).RunTime(Sec(1)), Sec(4));
+  EXPECT_EQ(s->Handle(TaskAdopted{11, 1, 0, Sec(0), {}}, Sec(0)).code(),
+            StatusCode::kResourceExhausted);
+  auto d = s->Schedule(Sec(0));
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(Of(*d, Decision::Kind::kStartTask).empty());  // nothing to place twice
+  ASSERT_TRUE(s->Handle(TaskCompleted{10}, Sec(1)).ok());
+}
+
+TEST(SchedulerTest, BadPolicyConfigsNameTheKey) {
+  SchedulerOptions o;
+  o.policy.policy = "QQ";
+  auto s = Scheduler::Create(Topology::Uniform(1, 1), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("unknown policy"), std::string::npos);
+  o.policy.policy = "QFP";
+  o.policy.params["omgea"] = 1;
+  s = Scheduler::Create(Topology::Uniform(1, 1), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("omgea"), std::string::npos);
+  o.policy.params = {{"xi", -1}};
+  s = Scheduler::Create(Topology::Uniform(1, 1), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("xi"), std::string::npos);
+  o.policy.params = {};
+  o.max_running_jobs = 0;
+  EXPECT_FALSE(Scheduler::Create(Topology::Uniform(1, 1), o).ok());
+  Topology t = Topology::Uniform(1, 1);
+  t.computers[0].rack = 4;
+  o.max_running_jobs = 1;
+  EXPECT_FALSE(Scheduler::Create(t, o).ok());
+}
+
+// Every policy, by name, runs a mixed workload with roots and locality to
+// completion, with every task completing exactly once and no slot
+// over-committed.
+class EveryPolicyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryPolicyTest, RunsWorkloadToCompletion) {
+  Topology topo = Topology::Uniform(2, 3, 2);
+  auto s = Make(GetParam(), topo, /*k=*/3);
+  Driver driver(*s);
+  TaskId next = 1;
+  for (JobId j = 1; j <= 5; ++j) {
+    JobPlan p;
+    p.id = j;
+    p.arrival = Sec(j * 0.5);
+    p.root = 1000 + j;
+    p.attributes.expected_tasks = 6;
+    for (int i = 0; i < 6; ++i) {
+      TaskPlan t;
+      t.id = next++;
+      t.run = Sec(1 + (i + j) % 3);
+      t.submit_after = Sec(0.1 * i);
+      int c = static_cast<int>((i + j) % topo.num_computers());
+      t.locality.worst = {500'000'000, 500'000'000};
+      t.locality.computers.push_back({c, {0, 0}});
+      t.locality.racks.push_back({topo.computers[c].rack, {400'000'000, 0}});
+      p.tasks.push_back(t);
+    }
+    driver.AddJob(p);
+  }
+  driver.on_decisions = [&](Timestamp, const std::vector<Decision>&) {
+    for (ComputerId c = 0; c < s->state().num_computers(); ++c) {
+      ASSERT_LE(s->state().computer(c).used, topo.computers[c].slots);
+    }
+  };
+  ASSERT_TRUE(driver.RunUntil(Sec(1000)).ok());
+  for (JobId j = 1; j <= 5; ++j) EXPECT_TRUE(driver.finished(j).has_value()) << "job " << j;
+  int completed = 0;
+  for (const auto& span : driver.spans()) completed += span.completed ? 1 : 0;
+  EXPECT_EQ(completed, 30);
+  EXPECT_EQ(s->state().num_admitted(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, EveryPolicyTest, ::testing::ValuesIn(PolicyNames()),
+                         [](const auto& p) { return p.param; });
+
+}  // namespace
+}  // namespace copse::scheduler

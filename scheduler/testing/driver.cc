@@ -1,0 +1,116 @@
+#include "scheduler/testing/driver.h"
+
+namespace copse::scheduler::testing {
+
+Driver::Driver(Scheduler& scheduler) : sched_(scheduler) {}
+
+void Driver::Post(Timestamp at, std::function<Status()> act) {
+  queue_.emplace(std::make_pair(at, seq_++), Item{std::move(act)});
+}
+
+void Driver::AddJob(JobPlan plan) {
+  plan.attributes.submitted = plan.arrival;
+  JobId id = plan.id;
+  left_[id] = static_cast<int>(plan.tasks.size());
+  auto [it, fresh] = jobs_.emplace(id, std::move(plan));
+  const JobPlan& p = it->second;
+  for (const TaskPlan& t : p.tasks) plans_[t.id] = &t;
+  JobSubmitted e{id, p.root, p.attributes};
+  Post(p.arrival, [this, e] { return sched_.Handle(e, now_); });
+}
+
+void Driver::At(Timestamp at, Event event) {
+  Post(at, [this, event] { return sched_.Handle(event, now_); });
+}
+
+void Driver::CloseSpan(TaskId task, bool completed) {
+  auto it = open_span_.find(task);
+  if (it == open_span_.end()) return;
+  spans_[it->second].end = now_;
+  spans_[it->second].completed = completed;
+  open_span_.erase(it);
+}
+
+Status Driver::Complete(TaskId task, uint64_t attempt) {
+  if (attempt_[task] != attempt) return Status::Ok();  // killed meanwhile
+  CloseSpan(task, true);
+  JobId job = sched_.state().task(task).job;
+  COPSE_RETURN_IF_ERROR(sched_.Handle(TaskCompleted{task}, now_));
+  if (--left_[job] == 0) {
+    finished_[job] = now_;
+    return sched_.Handle(JobFinished{job}, now_);
+  }
+  return Status::Ok();
+}
+
+Status Driver::Apply(const Decision& d) {
+  switch (d.kind) {
+    case Decision::Kind::kAdmitJob: {
+      const JobPlan& p = jobs_.at(d.job);
+      for (const TaskPlan& t : p.tasks) {
+        TaskSubmitted e{t.id, d.job, t.locality};
+        Post(now_ + t.submit_after, [this, e] { return sched_.Handle(e, now_); });
+      }
+      if (p.tasks.empty()) {
+        finished_[d.job] = now_;
+        Post(now_, [this, job = d.job] { return sched_.Handle(JobFinished{job}, now_); });
+      }
+      return Status::Ok();
+    }
+    case Decision::Kind::kStartTask: {
+      uint64_t attempt = ++attempt_[d.task];
+      Timestamp start = now_ + confirm_delay;
+      Post(start, [this, d, attempt, start] {
+        if (attempt_[d.task] != attempt) return Status::Ok();
+        open_span_[d.task] = spans_.size();
+        spans_.push_back({d.task, d.job, d.computer, start, start, false});
+        return sched_.Handle(TaskStarted{d.task}, now_);
+      });
+      if (!d.root) {
+        Post(start + plans_.at(d.task)->run,
+             [this, d, attempt] { return Complete(d.task, attempt); });
+      }
+      return Status::Ok();
+    }
+    case Decision::Kind::kKillTask: {
+      ++attempt_[d.task];
+      Post(now_ + kill_delay, [this, task = d.task] {
+        CloseSpan(task, false);
+        return sched_.Handle(TaskKilled{task}, now_);
+      });
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+Status Driver::RunUntil(Timestamp until) {
+  while (!queue_.empty() && queue_.begin()->first.first <= until) {
+    now_ = queue_.begin()->first.first;
+    while (!queue_.empty() && queue_.begin()->first.first == now_) {
+      Item item = std::move(queue_.begin()->second);
+      queue_.erase(queue_.begin());
+      COPSE_RETURN_IF_ERROR(item.act());
+    }
+    COPSE_ASSIGN_OR_RETURN(std::vector<Decision> ds, sched_.Schedule(now_));
+    if (on_decisions) on_decisions(now_, ds);
+    for (const Decision& d : ds) {
+      decisions_.push_back({now_, d});
+      COPSE_RETURN_IF_ERROR(Apply(d));
+    }
+    std::optional<Timestamp> wake = sched_.NextWakeup();
+    if (wake && *wake > now_ && (!timer_ || *timer_ <= now_ || *wake < *timer_)) {
+      timer_ = *wake;
+      Post(*wake, [this] { return sched_.Handle(Timer{}, now_); });
+    }
+  }
+  return Status::Ok();
+}
+
+std::optional<Timestamp> Driver::finished(JobId job) const {
+  auto it = finished_.find(job);
+  if (it == finished_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace copse::scheduler::testing
