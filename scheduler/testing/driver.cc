@@ -16,11 +16,45 @@ void Driver::AddJob(JobPlan plan) {
   const JobPlan& p = it->second;
   for (const TaskPlan& t : p.tasks) plans_[t.id] = &t;
   JobSubmitted e{id, p.root, p.attributes};
-  Post(p.arrival, [this, e] { return sched_.Handle(e, now_); });
+  Post(p.arrival, [this, e] {
+    unsubmitted_.insert(e.job);
+    return Feed(e);
+  });
 }
 
 void Driver::At(Timestamp at, Event event) {
-  Post(at, [this, event] { return sched_.Handle(event, now_); });
+  Post(at, [this, event] { return Feed(event); });
+}
+
+Status Driver::Feed(const Event& event) {
+  COPSE_RETURN_IF_ERROR(sched_.Handle(event, now_));
+  // Jobs the event admitted submit their tasks at once (those without a
+  // delay before the next Schedule()), as a root that is already running
+  // would; a job without tasks is over.
+  for (auto it = unsubmitted_.begin(); it != unsubmitted_.end();) {
+    const JobInfo* j = sched_.state().FindJob(*it);
+    if (j == nullptr || !j->admitted) {
+      ++it;
+      continue;
+    }
+    JobId job = *it;
+    it = unsubmitted_.erase(it);
+    const JobPlan& p = jobs_.at(job);
+    if (p.tasks.empty()) {
+      finished_[job] = now_;
+      COPSE_RETURN_IF_ERROR(sched_.Handle(JobFinished{job}, now_));
+      continue;
+    }
+    for (const TaskPlan& t : p.tasks) {
+      TaskSubmitted e{t.id, job, t.locality};
+      if (t.submit_after == Duration{0}) {
+        COPSE_RETURN_IF_ERROR(sched_.Handle(e, now_));
+      } else {
+        Post(now_ + t.submit_after, [this, e] { return Feed(e); });
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 void Driver::CloseSpan(TaskId task, bool completed) {
@@ -35,28 +69,18 @@ Status Driver::Complete(TaskId task, uint64_t attempt) {
   if (attempt_[task] != attempt) return Status::Ok();  // killed meanwhile
   CloseSpan(task, true);
   JobId job = sched_.state().task(task).job;
-  COPSE_RETURN_IF_ERROR(sched_.Handle(TaskCompleted{task}, now_));
+  COPSE_RETURN_IF_ERROR(Feed(TaskCompleted{task}));
   if (--left_[job] == 0) {
     finished_[job] = now_;
-    return sched_.Handle(JobFinished{job}, now_);
+    return Feed(JobFinished{job});
   }
   return Status::Ok();
 }
 
 Status Driver::Apply(const Decision& d) {
   switch (d.kind) {
-    case Decision::Kind::kAdmitJob: {
-      const JobPlan& p = jobs_.at(d.job);
-      for (const TaskPlan& t : p.tasks) {
-        TaskSubmitted e{t.id, d.job, t.locality};
-        Post(now_ + t.submit_after, [this, e] { return sched_.Handle(e, now_); });
-      }
-      if (p.tasks.empty()) {
-        finished_[d.job] = now_;
-        Post(now_, [this, job = d.job] { return sched_.Handle(JobFinished{job}, now_); });
-      }
+    case Decision::Kind::kAdmitJob:  // its tasks were submitted when it was admitted
       return Status::Ok();
-    }
     case Decision::Kind::kStartTask: {
       uint64_t attempt = ++attempt_[d.task];
       Timestamp start = now_ + confirm_delay;
@@ -64,7 +88,7 @@ Status Driver::Apply(const Decision& d) {
         if (attempt_[d.task] != attempt) return Status::Ok();
         open_span_[d.task] = spans_.size();
         spans_.push_back({d.task, d.job, d.computer, start, start, false});
-        return sched_.Handle(TaskStarted{d.task}, now_);
+        return Feed(TaskStarted{d.task});
       });
       if (!d.root) {
         Post(start + plans_.at(d.task)->run,
@@ -76,7 +100,7 @@ Status Driver::Apply(const Decision& d) {
       ++attempt_[d.task];
       Post(now_ + kill_delay, [this, task = d.task] {
         CloseSpan(task, false);
-        return sched_.Handle(TaskKilled{task}, now_);
+        return Feed(TaskKilled{task});
       });
       return Status::Ok();
     }
@@ -101,7 +125,7 @@ Status Driver::RunUntil(Timestamp until) {
     std::optional<Timestamp> wake = sched_.NextWakeup();
     if (wake && *wake > now_ && (!timer_ || *timer_ <= now_ || *wake < *timer_)) {
       timer_ = *wake;
-      Post(*wake, [this] { return sched_.Handle(Timer{}, now_); });
+      Post(*wake, [this] { return Feed(Timer{}); });
     }
   }
   return Status::Ok();

@@ -1,11 +1,10 @@
 // Driver: plays a small workload against a real Scheduler in simulated time,
 // for scenario tests and the scheduler benchmark. Jobs arrive at given
-// times; when a job is admitted its worker tasks are submitted (each after
-// an optional delay); a started task runs for its given time and completes,
-// unless it is killed first (the work is lost and the scheduler re-queues
-// it); a job finishes when all its tasks have completed. Workers confirm
-// starts and kills after fixed delays (0 by default). Timer events are sent
-// at Scheduler::NextWakeup(). Everything is deterministic.
+// times; when a job is admitted its worker tasks are submitted (at once,
+// before the next Schedule(), or after an optional delay); a started task runs for its given time
+// and completes, unless it is killed first (the work is lost and the scheduler re-queues it); a job
+// finishes when all its tasks have completed. Workers confirm starts and kills after fixed delays
+// (0 by default). Timer events are sent at Scheduler::NextWakeup(). Everything is deterministic.
 // This is not the simulator (sim/ models the network and data); it knows
 // nothing but run times.
 // Thread-safety: none.
@@ -76,6 +75,7 @@ class Driver {
     std::function<Status()> act;
   };
   void Post(Timestamp at, std::function<Status()> act);
+  Status Feed(const Event& event);
   Status Apply(const Decision& d);
   Status Complete(TaskId task, uint64_t attempt);
   void CloseSpan(TaskId task, bool completed);
@@ -86,6 +86,7 @@ class Driver {
   std::map<std::pair<Timestamp, uint64_t>, Item> queue_;
   std::optional<Timestamp> timer_;
   std::map<JobId, JobPlan> jobs_;
+  std::set<JobId> unsubmitted_;  // arrived, tasks not yet submitted
   std::map<TaskId, const TaskPlan*> plans_;
   std::map<TaskId, uint64_t> attempt_;
   std::map<TaskId, size_t> open_span_;
