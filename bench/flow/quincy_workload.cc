@@ -261,8 +261,9 @@ void QuincyWorkload::ApplySolution(const flow::FlowSolution& sol) {
     if (j.root_computer < 0) is_task[j.root] = 1;
   }
   std::vector<int> computer_of(graph_.node_id_bound(), -1);
-  for (size_t i = 0; i < computers_.size(); ++i)
+  for (size_t i = 0; i < computers_.size(); ++i) {
     computer_of[computers_[i].node] = static_cast<int>(i);
+  }
   for (int t : live_) tasks_[t].assigned = -1;
   for (const flow::Placement& p :
        flow::ExtractPlacements(graph_, sol.flow, machine_nodes_, is_task)) {

@@ -69,7 +69,18 @@ RelaxationEngine::Step RelaxationEngine::Ascend(ResidualNet& net, std::vector<in
   }
   if (delta == std::numeric_limits<int64_t>::max()) return Step::kInfeasible;
   for (uint32_t u : tree_) pot[u] += delta;
+  if (!checked_feasible_ && pot[tree_.front()] > alarm_) {
+    Status st = CheckFeasibleOnce(net);
+    if (st.code() == StatusCode::kInfeasible) return Step::kInfeasible;
+    if (st.code() == StatusCode::kCancelled) return Step::kCancelled;
+  }
   return Step::kAscended;
+}
+
+Status RelaxationEngine::CheckFeasibleOnce(const ResidualNet& net) {
+  checked_feasible_ = true;
+  ResidualNet copy = net;
+  return MakeFeasible(copy, cancel_);
 }
 
 RelaxationEngine::Step RelaxationEngine::GrowTree(ResidualNet& net, std::vector<int64_t>& pot,
@@ -107,7 +118,16 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   stats_ = Stats{};
   cancel_ = cancel;
   cancelled_ = false;
+  checked_feasible_ = false;
   const uint32_t n = net.node_count();
+  // Potentials only rise. Once one has risen more than twice the longest
+  // simple path's cost above the highest starting potential, feasibility is
+  // checked by max flow: this only triggers the check, the check decides
+  // (overflow-safe: max|cost| * (n + 1) < 2^60).
+  int64_t top = 0;
+  for (uint32_t u = 0; u < n; ++u) top = u == 0 ? pot[u] : std::max(top, pot[u]);
+  const int64_t span = 2 * net.max_abs_cost() * (static_cast<int64_t>(n) + 1) + 1;
+  alarm_ = top > std::numeric_limits<int64_t>::max() / 2 - span ? top : top + span;
   in_tree_.assign(n, 0);
   stamp_ = 0;
   pred_.assign(n, kNoId);

@@ -46,6 +46,9 @@ class RelaxationEngine {
   Step GrowTree(ResidualNet& net, std::vector<int64_t>& pot, uint32_t s);
   void AddToTree(ResidualNet& net, const std::vector<int64_t>& pot, uint32_t v, int64_t& cut);
   Step Ascend(ResidualNet& net, std::vector<int64_t>& pot);
+  // Called when the potentials have risen further than any feasible problem
+  // needs to have seen so far: checks feasibility once, on a copy of `net`.
+  Status CheckFeasibleOnce(const ResidualNet& net);
   void Augment(ResidualNet& net, uint32_t s, uint32_t t);
   void Activate(uint32_t v);
 
@@ -53,6 +56,10 @@ class RelaxationEngine {
   Stats stats_;
   const CancelFlag* cancel_ = nullptr;
   bool cancelled_ = false;
+  // Once a potential passes alarm_, feasibility is checked (once per run):
+  // on an infeasible problem the dual is unbounded and ascents never end.
+  int64_t alarm_ = 0;
+  bool checked_feasible_ = false;
   std::vector<uint32_t> in_tree_;  // == stamp_ when in the current tree
   uint32_t stamp_ = 0;
   std::vector<uint32_t> pred_;

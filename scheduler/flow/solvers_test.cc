@@ -33,11 +33,13 @@ void ExpectAgreesWithLemon(FlowSolver& solver, const FlowGraph& g, const std::st
 
 class SolverTest : public ::testing::TestWithParam<std::string> {};
 
+// 64 graphs of each of the 8 shapes: 512 per solver.
 TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
+  constexpr int kSizes[] = {8, 20, 40, 70};
   int graphs = 0;
   for (int shape = 0; shape < testing::kShapeCount; ++shape) {
-    for (int seed = 0; seed < 12; ++seed) {
-      int nodes = seed % 3 == 0 ? 8 : (seed % 3 == 1 ? 30 : 70);
+    for (int seed = 0; seed < 64; ++seed) {
+      int nodes = kSizes[seed % 4];
       FlowGraph g = testing::RandomGraph(static_cast<Shape>(shape), nodes, 1000 * shape + seed);
       auto solver = MakeSolver(GetParam());
       ASSERT_TRUE(solver.ok());
@@ -47,17 +49,18 @@ TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
       ++graphs;
     }
   }
-  EXPECT_EQ(graphs, 96);
+  EXPECT_EQ(graphs, 512);
 }
 
 TEST_P(SolverTest, AgreesWithLemonAlongChangeSequences) {
-  for (int seq = 0; seq < 10; ++seq) {
+  // 16 sequences of 10 batches: feasible and infeasible ones, every shape.
+  for (int seq = 0; seq < 16; ++seq) {
     std::mt19937_64 rng(77 + seq);
     Shape shape = static_cast<Shape>(seq % (testing::kShapeCount - 1));
     FlowGraph g = testing::RandomGraph(shape, 25 + 5 * seq, 500 + seq);
     auto solver = MakeSolver(GetParam());
     ASSERT_TRUE(solver.ok());
-    for (int step = 0; step < 8; ++step) {
+    for (int step = 0; step < 10; ++step) {
       ExpectAgreesWithLemon(**solver, g,
                             "sequence " + std::to_string(seq) + " step " + std::to_string(step));
       g.CommitChanges();

@@ -137,10 +137,11 @@ void RandomChanges(FlowGraph& g, int count, std::mt19937_64& rng, bool keep_feas
       NodeId v = g.AddNode(0);
       for (int k = 0; k < 3; ++k) {
         NodeId w = nodes[Uniform(rng, 0, nodes.size() - 1)];
-        if (k % 2 == 0)
+        if (k % 2 == 0) {
           g.AddArc(v, w, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
-        else
+        } else {
           g.AddArc(w, v, Uniform(rng, 1, 5), Uniform(rng, 0, 100));
+        }
       }
       nodes.push_back(v);
     } else if (nodes.size() > 4) {
