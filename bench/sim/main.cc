@@ -1,0 +1,70 @@
+// copse-bench-sim: the Quincy paper's experiments on the simulator.
+//   copse bench sim --experiment NAME --out DIR [--seed S] [--seeds N] [--quick]
+// (the copse client runs this executable for `copse bench sim`). Experiments:
+// ideal, unconstrained, constrained; bench/sim/README.md describes them and
+// the results.json schema. `--run-one` is the per-run child mode.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "bench/sim/suite.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"copse bench sim: the Quincy paper's experiments on the simulator"};
+  copse::bench::SuiteOptions o;
+  std::string out;
+  bool run_one = false;
+  copse::bench::RunSpec spec;
+  std::string config, workload;
+  app.add_option("--experiment", o.experiment, "ideal | unconstrained | constrained");
+  app.add_option("--out", out, "output directory (results.json, results.md, figures)")->required();
+  app.add_option("--seed", o.seed, "first seed (default 1)");
+  app.add_option("--seeds", o.seeds, "number of seeds (default 1)")->check(CLI::Range(1, 100));
+  app.add_flag("--quick", o.quick, "reduced cluster and workload (CI)");
+  app.add_option("--parallel", o.parallel, "simulations at once (default 2)")
+      ->check(CLI::Range(1, 64));
+  app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
+  app.add_option("--config", config, "child: cluster config");
+  app.add_option("--workload", workload, "child: workload file");
+  app.add_option("--policy", spec.policy, "child: policy");
+  app.add_option("--k", spec.k, "child: admission limit K")->check(CLI::Range(1, 100000));
+  app.add_option("--drop", spec.drop, "child: instance left out (repeatable)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  if (run_one) {
+    spec.config = config;
+    spec.workload = workload;
+    spec.seed = o.seed;
+    copse::Status s = copse::bench::RunOne(spec, out);
+    if (!s.ok()) {
+      std::cerr << "copse-bench-sim: " << s.ToString() << "\n";
+      return s.code() == copse::StatusCode::kInvalidArgument ? 2 : 1;
+    }
+    return 0;
+  }
+  if (o.experiment.empty()) {
+    std::cerr << "copse bench sim: --experiment is required\n";
+    return 2;
+  }
+  o.out = out;
+  const char* src = std::getenv("COPSE_SOURCE_DIR");
+  o.source_dir = src != nullptr ? src : COPSE_SOURCE_DIR;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    std::cerr << "copse-bench-sim: cannot find its own executable\n";
+    return 1;
+  }
+  o.self = std::string(self, static_cast<size_t>(n));
+  copse::Status s = copse::bench::RunSuite(o);
+  if (!s.ok()) {
+    std::cerr << "copse-bench-sim: " << s.ToString() << "\n";
+    return s.code() == copse::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Draws the figures of a `copse bench sim` run from DIR/results.json.
+
+Usage: python3 bench/sim/plot.py DIR
+Writes DIR/metrics.png (Figures 6 and 8: SNP, slowdown norms, unfairness,
+makespan, data transferred per policy), DIR/jobs.png (Figures 5 and 9: each
+instance's mean running time per policy beside its ideal time) and
+DIR/utilisation-POLICY.png (Figure 7: running workers per instance over time,
+first seed).
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def main():
+    out = sys.argv[1]
+    with open(os.path.join(out, "results.json")) as f:
+        res = json.load(f)
+    runs = res["runs"]
+    policies = []
+    for r in runs:
+        if r["policy"] not in policies:
+            policies.append(r["policy"])
+    by = {p: [r for r in runs if r["policy"] == p] for p in policies}
+
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    panels = [("snp", "SNP"), ("slowdown_l1", "slowdown l1"), ("slowdown_linf", "slowdown l∞"),
+              ("unfairness", "Unfairness"), ("makespan_s", "Makespan (s)")]
+    for ax, (key, title) in zip(axes.flat, panels):
+        ax.bar(policies, [mean([r[key] for r in by[p]]) for p in policies])
+        ax.set_title(title)
+        ax.tick_params(axis="x", rotation=60)
+    ax = axes.flat[5]
+    bottom = [0.0] * len(policies)
+    for key, label in [("dt_local_bytes", "local"), ("dt_rack_bytes", "within rack"),
+                       ("dt_core_bytes", "across core")]:
+        vals = [mean([r[key] for r in by[p]]) / 1e12 for p in policies]
+        ax.bar(policies, vals, bottom=bottom, label=label)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_title("Data transferred (TB)")
+    ax.legend(fontsize=7)
+    ax.tick_params(axis="x", rotation=60)
+    fig.suptitle("copse bench sim --experiment %s" % res["experiment"])
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "metrics.png"), dpi=90)
+    plt.close(fig)
+
+    names = [j["name"] for j in runs[0]["jobs"]]
+    fig, ax = plt.subplots(figsize=(max(8, len(names) * 0.5), 5))
+    width = 0.8 / (len(policies) + 1)
+    xs = range(len(names))
+    ax.bar([x for x in xs], [res["ideal_s"][n] for n in names], width, label="ideal", color="k")
+    for i, p in enumerate(policies):
+        vals = [mean([r["jobs"][k]["finish_s"] - r["jobs"][k]["start_s"] for r in by[p]])
+                for k in range(len(names))]
+        ax.bar([x + (i + 1) * width for x in xs], vals, width, label=p)
+    ax.set_yscale("log")
+    ax.set_xticks([x + 0.4 for x in xs])
+    ax.set_xticklabels(names, rotation=90, fontsize=7)
+    ax.set_ylabel("running time (s)")
+    ax.legend(fontsize=7, ncol=4)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "jobs.png"), dpi=90)
+    plt.close(fig)
+
+    for p in policies:
+        r = by[p][0]
+        util = r["utilisation"]
+        if not util:
+            continue
+        step = r["utilisation_step_s"]
+        t = [i * step for i in range(len(util))]
+        series = [[row[k] for row in util] for k in range(len(names))]
+        fig, ax = plt.subplots(figsize=(10, 4))
+        ax.stackplot(t, series, labels=names)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("running workers")
+        ax.set_title("Cluster utilisation, %s, seed %d" % (p, r["seed"]))
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "utilisation-%s.png" % p), dpi=80)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

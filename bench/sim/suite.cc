@@ -1,0 +1,382 @@
+#include "bench/sim/suite.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "bench/sim/metrics.h"
+#include "common/config.h"
+#include "common/exec_argv.h"
+#include "rootjob/sample_apps.h"
+
+extern char** environ;
+
+namespace copse::bench {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+struct Experiment {
+  std::string name;
+  std::string config;  // under cluster-configs/
+  std::string quick_config;
+  std::vector<std::string> policies;
+  int k = 10;
+  std::vector<std::string> drop;
+};
+
+const std::vector<Experiment>& Experiments() {
+  static const std::vector<Experiment> kAll = {
+      {"ideal", "paper.toml", "sim-quick.toml", {"G", "Q", "QP"}, 1, {}},
+      {"unconstrained",
+       "paper.toml",
+       "sim-quick.toml",
+       {"G", "GF", "GFP", "GFH", "GFPH", "Q", "QF", "QP", "QFP", "QFPX", "HFS"},
+       10,
+       {}},
+      {"constrained",
+       "paper-constrained.toml",
+       "sim-quick-constrained.toml",
+       {"GFP", "QFP", "QFPX"},
+       10,
+       {"PrimeLarge"}},
+  };
+  return kAll;
+}
+
+// The ideal runs (QP with K = 1) of an experiment's network and workload.
+constexpr const char* kIdealPolicy = "QP";
+
+struct Planned {
+  RunSpec spec;
+  fs::path file;
+  bool ideal = false;  // a QP K = 1 run that sets the ideal times
+  bool main = false;   // a run of the experiment itself
+};
+
+std::string RunFileName(const RunSpec& s) {
+  return s.policy + "-k" + std::to_string(s.k) + "-s" + std::to_string(s.seed) + ".json";
+}
+
+Json RunToJson(const sim::RunResult& r, int k) {
+  Json j;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  j["k"] = k;
+  j["slots"] = r.slots;
+  j["makespan_s"] = r.makespan_s;
+  Json jobs = Json::array();
+  for (const sim::JobResult& x : r.jobs) {
+    jobs.push_back({{"name", x.name},
+                    {"submit_s", x.submit_s},
+                    {"start_s", x.start_s},
+                    {"finish_s", x.finish_s},
+                    {"tasks", x.tasks},
+                    {"preempted", x.preempted},
+                    {"slot_seconds", x.slot_seconds},
+                    {"max_task_s", x.max_task_s},
+                    {"local_bytes", x.local_bytes},
+                    {"rack_bytes", x.rack_bytes},
+                    {"core_bytes", x.core_bytes}});
+  }
+  j["jobs"] = jobs;
+  j["utilisation"] = r.utilisation;
+  return j;
+}
+
+Result<Json> ReadJson(const fs::path& p) {
+  std::ifstream f(p);
+  if (!f) return NotFound("cannot read " + p.string());
+  try {
+    return Json::parse(f);
+  } catch (const std::exception& e) {
+    return Corruption(p.string() + ": " + e.what());
+  }
+}
+
+Status WriteText(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+  f.close();
+  if (!f) return IoError("cannot write " + p.string());
+  return Status::Ok();
+}
+
+// Spawns `argv`; returns its pid.
+Result<pid_t> Spawn(std::vector<std::string> args) {
+  std::vector<char*> argv = ExecArgv(args);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) return IoError("cannot run " + args[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
+  std::vector<std::string> a = {o.self.string(), "--run-one",
+                                "--config",      p.spec.config.string(),
+                                "--workload",    p.spec.workload.string(),
+                                "--policy",      p.spec.policy,
+                                "--k",           std::to_string(p.spec.k),
+                                "--seed",        std::to_string(p.spec.seed),
+                                "--out",         p.file.string()};
+  for (const std::string& d : p.spec.drop) {
+    a.push_back("--drop");
+    a.push_back(d);
+  }
+  return a;
+}
+
+// Runs every planned run that has no file yet, `parallel` at a time.
+Status RunChildren(const SuiteOptions& o, const std::vector<Planned>& plan) {
+  std::map<pid_t, const Planned*> running;
+  std::string failed;
+  auto reap = [&] {
+    int status = 0;
+    pid_t pid = wait(&status);
+    if (pid <= 0) return;
+    const Planned* p = running[pid];
+    running.erase(pid);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::cerr << "copse-bench-sim: " << (ok ? "done " : "FAILED ") << p->file.filename().string()
+              << "\n";
+    if (!ok) failed += " " + p->file.filename().string();
+  };
+  for (const Planned& p : plan) {
+    while (static_cast<int>(running.size()) >= o.parallel) reap();
+    Result<pid_t> pid = Spawn(ChildArgs(o, p));
+    if (!pid.ok()) return pid.status();
+    running[*pid] = &p;
+  }
+  while (!running.empty()) reap();
+  if (!failed.empty()) return Internal("simulation runs failed:" + failed);
+  return Status::Ok();
+}
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+// The paper's Table 3 (ideal running times, seconds) for the report.
+const std::map<std::string, double>& PaperIdeal() {
+  static const std::map<std::string, double> kTable = {
+      {"PrimeSmall2", 14},     {"PrimeSmall4", 14},    {"PrimeSmall5", 14},
+      {"PrimeSmall6", 14},     {"PrimeSmall8", 15},    {"PrimeSmall10", 15},
+      {"PrimeSmall15", 15},    {"PrimeSmall20", 17},   {"PrimeSmall25", 17},
+      {"PrimeSmall500", 29},   {"PrimeSmall1000", 44}, {"PrimeSmall1500", 57},
+      {"PrimeSmall2000", 71},  {"PrimeLarge", 1360},   {"WordCount2", 44},
+      {"WordCount4", 45},      {"WordCount5", 47},     {"WordCount6", 48},
+      {"WordCount8", 49},      {"WordCount10", 47},    {"WordCount15", 52},
+      {"WordCount20", 56},     {"WordCount25", 54},    {"WordCount100", 61},
+      {"DatabaseJoin40", 309}, {"DatabaseJoin5", 365}, {"Sort10", 365},
+      {"Sort40", 409},         {"Sort80", 562},        {"PageRank", 877},
+  };
+  return kTable;
+}
+
+std::string Markdown(const std::string& experiment, const Json& results,
+                     const std::map<std::string, double>& ideal,
+                     const std::vector<std::string>& order) {
+  std::ostringstream md;
+  md << "# copse bench sim --experiment " << experiment << "\n\n"
+     << "Means over seeds; DT in TB (10^12 bytes), shares of the total in brackets.\n\n"
+     << "| policy | K | runs | makespan (s) | SNP | slowdown l1 | l2 | l∞ | unfairness | DT total "
+        "| DT rack | DT core |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::map<std::string, std::vector<const Json*>> by_policy;
+  std::vector<std::string> policies;
+  for (const Json& r : results["runs"]) {
+    std::string p = r["policy"];
+    if (by_policy[p].empty()) policies.push_back(p);
+    by_policy[p].push_back(&r);
+  }
+  for (const std::string& p : policies) {
+    const auto& runs = by_policy[p];
+    auto mean = [&](const char* key) {
+      double s = 0;
+      for (const Json* r : runs) s += (*r)[key].get<double>();
+      return s / static_cast<double>(runs.size());
+    };
+    double local = mean("dt_local_bytes"), rack = mean("dt_rack_bytes"),
+           core = mean("dt_core_bytes");
+    double total = local + rack + core;
+    auto share = [&](double v) { return total > 0 ? Fixed(100 * v / total, 0) : "0"; };
+    md << "| " << p << " | " << (*runs[0])["k"].get<int>() << " | " << runs.size() << " | "
+       << Fixed(mean("makespan_s"), 0) << " | " << Fixed(mean("snp"), 3) << " | "
+       << Fixed(mean("slowdown_l1"), 2) << " | " << Fixed(mean("slowdown_l2"), 2) << " | "
+       << Fixed(mean("slowdown_linf"), 2) << " | " << Fixed(mean("unfairness"), 3) << " | "
+       << Fixed(total / 1e12, 3) << " | " << Fixed(rack / 1e12, 3) << " (" << share(rack) << "%) | "
+       << Fixed(core / 1e12, 3) << " (" << share(core) << "%) |\n";
+  }
+  md << "\n## Ideal running times (QP, K = 1, mean over seeds)\n\n"
+     << "| instance | ideal (s) | paper Table 3 (s) |\n|---|---|---|\n";
+  for (const std::string& name : order) {
+    auto p = PaperIdeal().find(name);
+    md << "| " << name << " | " << Fixed(ideal.at(name), 1) << " | "
+       << (p == PaperIdeal().end() ? std::string("-") : Fixed(p->second, 0)) << " |\n";
+  }
+  md << "\n## Mean running time per instance and policy (s)\n\n| instance |";
+  for (const std::string& p : policies) md << " " << p << " |";
+  md << "\n|---|";
+  for (size_t i = 0; i < policies.size(); ++i) md << "---|";
+  md << "\n";
+  for (size_t j = 0; j < order.size(); ++j) {
+    md << "| " << order[j] << " |";
+    for (const std::string& p : policies) {
+      double s = 0;
+      for (const Json* r : by_policy[p]) {
+        const Json& job = (*r)["jobs"][j];
+        s += job["finish_s"].get<double>() - job["start_s"].get<double>();
+      }
+      md << " " << Fixed(s / static_cast<double>(by_policy[p].size()), 1) << " |";
+    }
+    md << "\n";
+  }
+  return md.str();
+}
+
+Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
+  fs::path config = o.source_dir / "cluster-configs" / (o.quick ? e.quick_config : e.config);
+  fs::path workload = o.source_dir / "bench/workloads" / (o.quick ? "quick.toml" : "quincy30.toml");
+  // The quick cluster has 24 slots: four jobs at a time keep it busy.
+  int k = o.quick && e.k > 1 ? 4 : e.k;
+  std::vector<Planned> plan;
+  for (int i = 0; i < o.seeds; ++i) {
+    uint64_t seed = o.seed + static_cast<uint64_t>(i);
+    RunSpec ideal{config, workload, kIdealPolicy, 1, seed, e.drop};
+    Planned p{ideal, o.out / "runs" / RunFileName(ideal), true, false};
+    if (e.k == 1 && std::count(e.policies.begin(), e.policies.end(), kIdealPolicy)) {
+      p.main = true;  // the ideal experiment's own QP runs
+    }
+    plan.push_back(p);
+    for (const std::string& policy : e.policies) {
+      RunSpec s{config, workload, policy, k, seed, e.drop};
+      if (policy == kIdealPolicy && e.k == 1) continue;
+      plan.push_back({s, o.out / "runs" / RunFileName(s), false, true});
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::vector<std::string> ExperimentNames() {
+  std::vector<std::string> n;
+  for (const Experiment& e : Experiments()) n.push_back(e.name);
+  return n;
+}
+
+Status RunOne(const RunSpec& spec, const fs::path& out) {
+  COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(spec.config));
+  COPSE_ASSIGN_OR_RETURN(std::vector<rootjob::InstanceSpec> workload,
+                         rootjob::LoadWorkload(spec.workload));
+  std::set<std::string> drop(spec.drop.begin(), spec.drop.end());
+  std::erase_if(workload, [&](const rootjob::InstanceSpec& s) { return drop.contains(s.name); });
+  sim::SimOptions so;
+  so.config = config;
+  so.scheduler.policy = spec.policy;
+  so.max_running_jobs = spec.k;
+  so.seed = spec.seed;
+  COPSE_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunSimulation(so, workload));
+  return WriteText(out, RunToJson(r, spec.k).dump() + "\n");
+}
+
+Status RunSuite(const SuiteOptions& o) {
+  auto e = std::find_if(Experiments().begin(), Experiments().end(),
+                        [&](const Experiment& x) { return x.name == o.experiment; });
+  if (e == Experiments().end()) {
+    std::string names;
+    for (const std::string& n : ExperimentNames()) names += " " + n;
+    return InvalidArgument("unknown experiment '" + o.experiment + "' (known:" + names + ")");
+  }
+  std::error_code ec;
+  fs::create_directories(o.out / "runs", ec);
+  if (ec) return IoError("cannot create " + (o.out / "runs").string() + ": " + ec.message());
+  COPSE_ASSIGN_OR_RETURN(std::vector<Planned> plan, Plan(o, *e));
+  for (const Planned& p : plan) fs::remove(p.file, ec);
+  COPSE_RETURN_IF_ERROR(RunChildren(o, plan));
+
+  // Ideal times: mean running time of each instance over the QP K = 1 runs.
+  std::map<std::string, std::pair<double, int>> sums;
+  std::vector<std::string> order;
+  std::vector<std::pair<const Planned*, Json>> runs;
+  for (const Planned& p : plan) {
+    COPSE_ASSIGN_OR_RETURN(Json r, ReadJson(p.file));
+    if (p.ideal) {
+      order.clear();
+      for (const Json& j : r["jobs"]) {
+        auto& s = sums[j["name"].get<std::string>()];
+        s.first += j["finish_s"].get<double>() - j["start_s"].get<double>();
+        ++s.second;
+        order.push_back(j["name"]);
+      }
+    }
+    if (p.main) runs.emplace_back(&p, std::move(r));
+  }
+  std::map<std::string, double> ideal;
+  for (const auto& [name, s] : sums) ideal[name] = s.first / s.second;
+
+  Json results;
+  results["experiment"] = o.experiment;
+  results["slots"] = runs.empty() ? 0 : runs[0].second["slots"].get<int>();
+  results["config"] = plan[0].spec.config.string();
+  results["workload"] = plan[0].spec.workload.string();
+  results["quick"] = o.quick;
+  results["ideal_s"] = ideal;
+  results["runs"] = Json::array();
+  for (auto& [p, r] : runs) {
+    std::vector<JobTimes> times;
+    for (Json& j : r["jobs"]) {
+      JobTimes t{j["start_s"],     j["finish_s"],   ideal.at(j["name"]),
+                 j["local_bytes"], j["rack_bytes"], j["core_bytes"]};
+      j["ideal_s"] = t.ideal_s;
+      j["anp"] = t.Anp();
+      times.push_back(t);
+    }
+    RunMetrics m = ComputeMetrics(times);
+    Json run;
+    run["policy"] = r["policy"];
+    run["seed"] = r["seed"];
+    run["k"] = r["k"];
+    run["makespan_s"] = m.makespan_s;
+    run["snp"] = m.snp;
+    run["slowdown_l1"] = m.slowdown_l1;
+    run["slowdown_l2"] = m.slowdown_l2;
+    run["slowdown_linf"] = m.slowdown_linf;
+    run["unfairness"] = m.unfairness;
+    run["dt_local_bytes"] = m.dt_local_bytes;
+    run["dt_rack_bytes"] = m.dt_rack_bytes;
+    run["dt_core_bytes"] = m.dt_core_bytes;
+    run["utilisation_step_s"] = 30;
+    run["utilisation"] = r["utilisation"];
+    run["jobs"] = r["jobs"];
+    results["runs"].push_back(std::move(run));
+  }
+  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", results.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(
+      WriteText(o.out / "results.md", Markdown(o.experiment, results, ideal, order)));
+  fs::path plot = o.source_dir / "bench/sim/plot.py";
+  Result<pid_t> pid = Spawn({"/usr/bin/python3", plot.string(), o.out.string()});
+  int status = 1;
+  if (pid.ok()) waitpid(*pid, &status, 0);
+  if (!pid.ok() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::cerr << "copse-bench-sim: warning: figures not drawn (python3 " << plot.string()
+              << " failed); results.json and results.md are written\n";
+  }
+  std::cout << (o.out / "results.json").string() << "\n";
+  return Status::Ok();
+}
+
+}  // namespace copse::bench

@@ -1,0 +1,50 @@
+// The simulator benchmark suite behind `copse bench sim` (copse-bench-sim):
+// the Quincy paper's experiments (ideal, unconstrained, constrained) on the
+// simulator. Each (policy, seed) run happens in a child process (SimGrid
+// allows one engine per process), at most `parallel` at a time; the parent
+// merges them into DIR/results.json (schema: bench/sim/README.md),
+// DIR/results.md and, through bench/sim/plot.py, PNG figures.
+// Thread-safety: none; one suite per process.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "sim/simulator.h"
+
+namespace copse::bench {
+
+struct SuiteOptions {
+  std::string experiment;            // ideal, unconstrained, constrained
+  std::filesystem::path out;         // output directory
+  uint64_t seed = 1;                 // first seed
+  int seeds = 1;                     // seeds seed .. seed+seeds-1
+  bool quick = false;                // reduced cluster and workload
+  std::filesystem::path source_dir;  // the Copse source tree (configs, workloads, plot.py)
+  std::filesystem::path self;        // this executable, run for each child
+  int parallel = 2;                  // children at once
+};
+
+// The experiments' names.
+std::vector<std::string> ExperimentNames();
+
+// Runs one experiment end to end. kInvalidArgument for an unknown experiment.
+Status RunSuite(const SuiteOptions& options);
+
+// One run, in a child: what it simulates.
+struct RunSpec {
+  std::filesystem::path config;
+  std::filesystem::path workload;
+  std::string policy;
+  int k = 10;
+  uint64_t seed = 1;
+  std::vector<std::string> drop;  // instance names left out of the workload
+};
+
+// Simulates `spec` and writes the raw run (sim::RunResult) as JSON to `out`.
+Status RunOne(const RunSpec& spec, const std::filesystem::path& out);
+
+}  // namespace copse::bench

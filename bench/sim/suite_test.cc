@@ -1,0 +1,144 @@
+// Runs copse-bench-sim's --quick experiments (reduced cluster and workload)
+// and checks their results: every job finishes under every policy, the
+// metrics are consistent, QFP moves fewer bytes across the core switch than
+// GFP, runs are deterministic, a lone job takes the time worked out by hand.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/harness/harness.h"
+
+namespace copse::bench {
+namespace {
+
+using nlohmann::json;
+using testing::RunCopse;
+using testing::TempDir;
+
+const std::filesystem::path kSource = COPSE_TEST_SOURCE_DIR;
+
+std::string ReadFile(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+json RunQuick(const std::string& experiment, const std::filesystem::path& out) {
+  auto r =
+      RunCopse("copse-bench-sim", {"--experiment", experiment, "--quick", "--out", out.string()},
+               std::chrono::seconds(100));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(ReadFile(out / "results.json"));
+}
+
+double MeanCore(const json& res, const std::string& policy) {
+  double s = 0;
+  int n = 0;
+  for (const json& r : res["runs"]) {
+    if (r["policy"] == policy) {
+      s += r["dt_core_bytes"].get<double>();
+      ++n;
+    }
+  }
+  return s / n;
+}
+
+void ExpectAllFinished(const json& res) {
+  for (const json& r : res["runs"]) {
+    ASSERT_FALSE(r["jobs"].empty());
+    double makespan = 0;
+    for (const json& j : r["jobs"]) {
+      EXPECT_GT(j["finish_s"].get<double>(), j["start_s"].get<double>())
+          << r["policy"] << " " << j["name"];
+      EXPECT_GE(j["start_s"].get<double>(), j["submit_s"].get<double>());
+      EXPECT_GT(j["anp"].get<double>(), 0);
+      EXPECT_GT(j["tasks"].get<int>(), 0);
+      makespan = std::max(makespan, j["finish_s"].get<double>());
+    }
+    EXPECT_DOUBLE_EQ(r["makespan_s"].get<double>(), makespan);
+    EXPECT_GE(r["slowdown_linf"].get<double>(), r["slowdown_l1"].get<double>());
+    EXPECT_GT(r["snp"].get<double>(), 0);
+  }
+}
+
+TEST(SimSuiteTest, IdealIsDeterministicAndQpIsItsOwnBaseline) {
+  TempDir a, b;
+  json res = RunQuick("ideal", a.path());
+  RunQuick("ideal", b.path());
+  EXPECT_EQ(ReadFile(a.path() / "results.json"), ReadFile(b.path() / "results.json"));
+  ASSERT_EQ(res["runs"].size(), 3u);
+  EXPECT_EQ(res["experiment"], "ideal");
+  EXPECT_EQ(res["slots"], 24);
+  ExpectAllFinished(res);
+  for (const json& r : res["runs"]) {
+    if (r["policy"] == "QP") {
+      EXPECT_NEAR(r["snp"].get<double>(), 1.0, 1e-9);
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(a.path() / "results.md"));
+  EXPECT_TRUE(std::filesystem::exists(a.path() / "metrics.png"));
+}
+
+TEST(SimSuiteTest, UnconstrainedEveryPolicyFinishesAndQuincyKeepsDataLocal) {
+  TempDir d;
+  json res = RunQuick("unconstrained", d.path());
+  ASSERT_EQ(res["runs"].size(), 11u);
+  ExpectAllFinished(res);
+  EXPECT_LT(MeanCore(res, "QFP"), MeanCore(res, "GFP"));
+  EXPECT_LE(MeanCore(res, "QFPX"), MeanCore(res, "QFP"));
+}
+
+TEST(SimSuiteTest, ConstrainedQfpMovesFewerCoreBytesThanGfp) {
+  TempDir d;
+  json res = RunQuick("constrained", d.path());
+  ASSERT_EQ(res["runs"].size(), 3u);
+  ExpectAllFinished(res);
+  for (const json& r : res["runs"]) {
+    for (const json& j : r["jobs"]) EXPECT_NE(j["name"], "PrimeLarge");
+  }
+  EXPECT_LT(MeanCore(res, "QFP"), MeanCore(res, "GFP"));
+}
+
+TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
+  // PrimeSmall with 2 partitions: root start-up 6 s, then each vertex in
+  // parallel: 1 s start-up + 6 s compute, after reading its 280 kB partition
+  // (the data cost rounds to 0, so Quincy may read it remotely: at most
+  // 280 kB at 1 Gbit/s = 2.24 ms).
+  TempDir d;
+  std::ofstream(d.path() / "w.toml")
+      << "[[instance]]\nname = \"P\"\napp = \"prime_small\"\npartitions = 2\n";
+  auto r = RunCopse("copse-bench-sim",
+                    {"--run-one", "--config", (kSource / "cluster-configs/sim-quick.toml").string(),
+                     "--workload", (d.path() / "w.toml").string(), "--policy", "QP", "--k", "1",
+                     "--out", (d.path() / "run.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json run = json::parse(ReadFile(d.path() / "run.json"));
+  const json& job = run["jobs"][0];
+  double t = job["finish_s"].get<double>() - job["start_s"].get<double>();
+  EXPECT_GE(t, 13.0);
+  EXPECT_LE(t, 13.0 + 280000 * 8 / 1e9 + 1e-6);
+  EXPECT_EQ(job["tasks"], 2);
+  EXPECT_EQ(job["local_bytes"].get<int64_t>() + job["rack_bytes"].get<int64_t>() +
+                job["core_bytes"].get<int64_t>(),
+            2 * 40000 * 7);
+}
+
+TEST(SimSuiteTest, BadInputIsRejected) {
+  TempDir d;
+  auto r = RunCopse("copse-bench-sim", {"--experiment", "nope", "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown experiment"), std::string::npos);
+  std::ofstream(d.path() / "w.toml") << "[[instance]]\nname = \"P\"\napp = \"x\"\npartitions = 2\n";
+  r = RunCopse("copse-bench-sim",
+               {"--run-one", "--config", (kSource / "cluster-configs/sim-quick.toml").string(),
+                "--workload", (d.path() / "w.toml").string(), "--policy", "QP", "--out",
+                (d.path() / "run.json").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown app"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace copse::bench

@@ -1,0 +1,79 @@
+// Simulator: runs a list of application instances on a simulated cluster
+// with the real scheduler (scheduler::Scheduler) making every decision
+// (DESIGN.md §10). One SimGrid actor plays the master and the computers:
+// it feeds the scheduler the events a master would (job submitted, task
+// started, completed, killed, timer) and carries out its decisions. A
+// started task reads its inputs from the computers holding them — local
+// reads are free, others are SimGrid flows sharing computer links and rack
+// uplinks — then computes for the time the CostModel gives and writes its
+// output locally. A killed (preempted) task loses its work; the bytes it had
+// read still count. A job's root task holds a slot from its start until the
+// job's last vertex completes. Inputs are placed by dfs/placement.h with the
+// config's replication, from one generator seeded by `seed`, so every
+// policy sees the same placement. Deterministic: the same options give the
+// same result.
+//
+// SimGrid allows one engine per process, so RunSimulation runs once per
+// process (bench/sim runs each (policy, seed) in a child process).
+// Thread-safety: not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+#include "rootjob/sample_apps.h"
+#include "sim/cost_model.h"
+
+namespace copse::sim {
+
+struct SimOptions {
+  ClusterConfig config;       // topology, network, replication; [scheduler] is replaced
+  SchedulerConfig scheduler;  // policy name and parameters
+  int max_running_jobs = 10;  // K
+  uint64_t seed = 1;
+  std::string flow_solver = "incremental";  // one fixed solver (no race)
+  CostModel costs = PaperCostModel();
+  double max_time_s = 400'000;     // give up (kDeadlineExceeded) past this simulated time
+  double utilisation_step_s = 30;  // sampling period of the utilisation trace
+  // CFQ/SRPT profiles: give each job its true total slot time (measured in a
+  // K = 1 run) and task count; 0 entries leave the attribute unset.
+  std::vector<double> slot_time_s;
+  std::vector<int> expected_tasks;
+  std::vector<double> submit_s;  // per instance; empty: all at time 0
+};
+
+struct JobResult {
+  std::string name;
+  double submit_s = 0;
+  double start_s = -1;      // its root task started
+  double finish_s = -1;     // its last vertex completed
+  int tasks = 0;            // worker task attempts started
+  int preempted = 0;        // attempts killed
+  double slot_seconds = 0;  // worker slot time used (killed attempts included)
+  double max_task_s = 0;    // longest worker attempt
+  int64_t local_bytes = 0;
+  int64_t rack_bytes = 0;
+  int64_t core_bytes = 0;
+};
+
+struct RunResult {
+  std::string policy;
+  uint64_t seed = 0;
+  int slots = 0;
+  double makespan_s = 0;
+  std::vector<JobResult> jobs;  // in workload order
+  // Busy worker slots per job, sampled every utilisation_step_s: row t holds
+  // one count per job.
+  std::vector<std::vector<int>> utilisation;
+};
+
+// Runs the workload to completion. Errors: a bad option or workload
+// (kInvalidArgument), a scheduler error, or no progress (kDeadlineExceeded).
+// REQUIRES: called at most once per process.
+Result<RunResult> RunSimulation(const SimOptions& options,
+                                const std::vector<rootjob::InstanceSpec>& workload);
+
+}  // namespace copse::sim
