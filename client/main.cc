@@ -1,5 +1,6 @@
 // copse: the Copse command-line tool (DESIGN.md §12).
 //   copse [--config F] cluster up|down|status [--json]
+//   copse fs put|get|cat|ls|stat|rm ...   the DFS (docs/dfs.md)
 //   copse flow ...    runs copse-flow (min-cost-flow tools)
 //   copse bench SUITE ...  runs copse-bench-SUITE (benchmark suites)
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad input, 3 an
@@ -13,6 +14,7 @@
 #include <iostream>
 
 #include "client/cluster_commands.h"
+#include "client/fs_commands.h"
 #include "client/launcher.h"
 #include "common/config.h"
 #include "common/exec_argv.h"
@@ -60,6 +62,52 @@ int main(int argc, char** argv) {
   status->add_flag("--json", json, "print one JSON document");
   status->fallthrough();
 
+  // copse fs ...
+  copse::client::FsOptions fs_options;
+  auto* fs = app.add_subcommand("fs", "the distributed file system");
+  fs->require_subcommand(1);
+  fs->fallthrough();
+  auto add_computer = [&](CLI::App* c) {
+    c->add_option("--computer", fs_options.computer,
+                  "the computer this runs on (default: outside the cluster)");
+    c->fallthrough();
+  };
+  auto* fs_put = fs->add_subcommand("put", "write a local file into the DFS");
+  fs_put->add_option("LOCAL", fs_options.local, "local file")->required();
+  fs_put->add_option("PATH", fs_options.path, "DFS path")->required();
+  fs_put->add_option("--partitions", fs_options.partitions, "partitions (split at line ends)")
+      ->check(CLI::Range(1, 1 << 20));
+  fs_put->add_option("--replication", fs_options.replication, "replicas (default: the config's)")
+      ->check(CLI::Range(1, 64));
+  fs_put->add_option("--placement", fs_options.placement,
+                     "writer | random | 'colocate PATH' | 'confine N RACK'");
+  fs_put->add_option("--record-size", fs_options.record_size,
+                     "split fixed-size binary records of B bytes instead of lines")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
+  add_computer(fs_put);
+  auto* fs_get = fs->add_subcommand("get", "copy a DFS file to a local file");
+  fs_get->add_option("PATH", fs_options.path, "DFS path")->required();
+  fs_get->add_option("LOCAL", fs_options.local, "local file")->required();
+  fs_get->add_flag("--stats", fs_options.stats, "print bytes read per locality level to stderr");
+  add_computer(fs_get);
+  auto* fs_cat = fs->add_subcommand("cat", "write a DFS file to stdout");
+  fs_cat->add_option("PATH", fs_options.path, "DFS path")->required();
+  fs_cat->add_option("--partition", fs_options.partition, "only this partition")
+      ->check(CLI::Range(0, 1 << 20));
+  fs_cat->add_flag("--stats", fs_options.stats, "print bytes read per locality level to stderr");
+  add_computer(fs_cat);
+  auto* fs_ls = fs->add_subcommand("ls", "list files");
+  fs_ls->add_option("PATH", fs_options.path, "DFS directory or file (default /)");
+  fs_ls->add_flag("--json", fs_options.json, "print one JSON document");
+  fs_ls->fallthrough();
+  auto* fs_stat = fs->add_subcommand("stat", "partitions, blocks and replicas of a file");
+  fs_stat->add_option("PATH", fs_options.path, "DFS path")->required();
+  fs_stat->add_flag("--json", fs_options.json, "print one JSON document");
+  fs_stat->fallthrough();
+  auto* fs_rm = fs->add_subcommand("rm", "delete a file");
+  fs_rm->add_option("PATH", fs_options.path, "DFS path")->required();
+  fs_rm->fallthrough();
+
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
   auto* bench = app.add_subcommand(
@@ -105,5 +153,11 @@ int main(int argc, char** argv) {
   }
   if (down->parsed()) return copse::client::ClusterDown(*config);
   if (status->parsed()) return copse::client::ClusterStatusCommand(*config, json);
+  if (fs_put->parsed()) return copse::client::FsPut(*config, fs_options);
+  if (fs_get->parsed()) return copse::client::FsGet(*config, fs_options);
+  if (fs_cat->parsed()) return copse::client::FsCat(*config, fs_options);
+  if (fs_ls->parsed()) return copse::client::FsList(*config, fs_options);
+  if (fs_stat->parsed()) return copse::client::FsStat(*config, fs_options);
+  if (fs_rm->parsed()) return copse::client::FsRemove(*config, fs_options);
   return 2;
 }

@@ -79,6 +79,11 @@ void ClusterManager::SessionClosed(uint64_t session) {
   sessions_.erase(s);
 }
 
+std::string ClusterManager::ComputerOfSession(uint64_t session) const {
+  auto s = sessions_.find(session);
+  return s == sessions_.end() ? std::string() : s->second;
+}
+
 void ClusterManager::MarkDead(Entry& e) {
   e.state = ComputerState::kDead;
   if (e.session != 0) sessions_.erase(e.session);

@@ -81,6 +81,9 @@ class ClusterManager {
 
   std::vector<ComputerView> Snapshot(Timestamp now) const;
   int LiveCount() const;
+  // The computer a live worker registered on `session`, or "" for other
+  // sessions (clients, tools).
+  std::string ComputerOfSession(uint64_t session) const;
 
  private:
   struct Entry {

@@ -17,16 +17,22 @@ MasterService::MasterService(asio::io_context& io, const ClusterConfig& config, 
       started_(clock.Now()),
       cluster_(config, config.worker_timeout),
       server_(io, std::move(secret), "master", net::TransportOptions{}, this),
-      timer_(io) {}
+      timer_(io),
+      dfs_timer_(io) {}
 
 MasterService::~MasterService() { Stop(); }
 
 Status MasterService::Start(uint16_t port_override) {
   uint16_t port = port_override ? port_override : config_.master.port;
+  COPSE_ASSIGN_OR_RETURN(meta_, dfs::OpenRocksMetaStore(config_.master.data_dir / "namespace"));
+  dfs_ = std::make_unique<DfsService>(config_, clock_, *meta_);
+  COPSE_RETURN_IF_ERROR(dfs_->Load());
+  cluster_.set_listener(dfs_.get());
   COPSE_RETURN_IF_ERROR(server_.Listen(config_.master.host, port));
   spdlog::info("master of cluster '{}' listening on {}:{} ({} computers in {} racks)", config_.name,
                config_.master.host, server_.port(), config_.computers.size(), config_.racks.size());
   ArmTimer();
+  ArmDfsTimer();
   return Status::Ok();
 }
 
@@ -34,7 +40,18 @@ void MasterService::Stop() {
   if (stopped_) return;
   stopped_ = true;
   timer_.cancel();
+  dfs_timer_.cancel();
   server_.Stop();
+}
+
+void MasterService::ArmDfsTimer() {
+  if (stopped_) return;
+  dfs_timer_.expires_after(std::chrono::milliseconds(200));
+  dfs_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    dfs_->Tick();
+    ArmDfsTimer();
+  });
 }
 
 void MasterService::ArmTimer() {
@@ -55,6 +72,9 @@ void MasterService::OnFrame(net::Connection& conn, net::Frame frame) {
     case net::Protocol::kCluster:
       s = HandleCluster(conn, frame);
       break;
+    case net::Protocol::kDfs:
+      s = dfs_->Handle(conn, frame, cluster_.ComputerOfSession(conn.id()));
+      break;
     default:
       s = InvalidArgument(fmt::format("the master does not serve the {} protocol",
                                       net::ProtocolName(frame.protocol)));
@@ -64,6 +84,7 @@ void MasterService::OnFrame(net::Connection& conn, net::Frame frame) {
 
 void MasterService::OnClose(net::Connection& conn, const Status& why) {
   (void)why;
+  if (dfs_) dfs_->ConnectionClosed(conn.id());
   cluster_.SessionClosed(conn.id());
 }
 
@@ -114,6 +135,7 @@ Status MasterService::HandleCluster(net::Connection& conn, const net::Frame& fra
         rr.setReason(d.reason);
         rr.setHeartbeatIntervalMs(static_cast<uint32_t>(config_.heartbeat_interval.count() / 1000));
         if (!d.accepted) spdlog::warn("refused worker from {}: {}", conn.remote(), d.reason);
+        if (d.accepted) dfs_->AttachWorker(reg.computer, conn);
         break;
       }
       case proto::ClusterMessage::HEARTBEAT: {

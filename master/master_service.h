@@ -14,7 +14,9 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/net/server.h"
+#include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
+#include "master/dfs_service.h"
 
 namespace copse::master {
 
@@ -25,7 +27,8 @@ class MasterService final : public net::ConnectionHandler {
                 const Clock& clock);
   ~MasterService() override;
 
-  // Listens on the configured port (or on `port_override` when non-zero).
+  // Opens the DFS namespace (in the master's data dir) and listens on the
+  // configured port (or on `port_override` when non-zero).
   Status Start(uint16_t port_override = 0);
   void Stop();
   uint16_t port() const { return server_.port(); }
@@ -40,14 +43,18 @@ class MasterService final : public net::ConnectionHandler {
  private:
   Status HandleCluster(net::Connection& conn, const net::Frame& frame);
   void ArmTimer();
+  void ArmDfsTimer();
 
   asio::io_context& io_;
   const ClusterConfig& config_;
   const Clock& clock_;
   Timestamp started_;
   ClusterManager cluster_;
+  std::unique_ptr<dfs::MetaStore> meta_;
+  std::unique_ptr<DfsService> dfs_;
   net::Server server_;
   asio::steady_timer timer_;
+  asio::steady_timer dfs_timer_;
   bool stopped_ = false;
 };
 

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/net/auth.h"
 #include "worker/worker_agent.h"
+#include "worker/worker_dfs.h"
 #include "worker/worker_service.h"
 
 int main(int argc, char** argv) {
@@ -57,10 +58,17 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", s.ToString());
     return 1;
   }
+  copse::worker::WorkerDfs dfs(io, config, *computer, env->secret, agent);
+  s = dfs.Start();
+  if (!s.ok()) {
+    spdlog::critical("{}", s.ToString());
+    return 1;
+  }
   agent.Start();
   copse::RunUntilSignalled(io, [&] {
     agent.Stop();
     service.Stop();
+    dfs.Stop();
   });
   copse::ShutdownLogging();
   return exit_code;

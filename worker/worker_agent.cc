@@ -77,7 +77,18 @@ void WorkerAgent::OnFrame(net::Connection& conn, net::Frame frame) {
   if (!s.ok()) conn.Close(s);
 }
 
+bool WorkerAgent::SendDfs(std::vector<uint8_t> payload) {
+  net::Connection* conn = client_.connection();
+  if (!conn || !registered_) return false;
+  conn->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, std::move(payload));
+  return true;
+}
+
 Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
+  if (frame.protocol == net::Protocol::kDfs) {
+    if (!dfs_hooks_.on_dfs) return InvalidArgument("this worker serves no DFS");
+    return dfs_hooks_.on_dfs(frame);
+  }
   if (frame.protocol != net::Protocol::kCluster)
     return InvalidArgument("unexpected protocol from the master");
   return net::CatchDecodeErrors([&]() -> Status {
@@ -101,6 +112,7 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
         if (first) spdlog::info("registered {} with the master", computer_.name);
         heartbeat_timer_.cancel();
         ArmHeartbeat();
+        if (dfs_hooks_.on_registered) dfs_hooks_.on_registered();
         return Status::Ok();
       }
       case proto::ClusterMessage::HEARTBEAT_REPLY:

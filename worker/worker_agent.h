@@ -11,6 +11,7 @@
 #include <asio/steady_timer.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "common/net/client.h"
@@ -32,6 +33,17 @@ class WorkerAgent final : public net::ConnectionHandler {
   // Slots in use, reported in heartbeats.
   void set_busy_slots(int n) { busy_slots_ = n; }
 
+  // The DFS's use of the master connection: `on_registered` runs after every
+  // accepted registration (the worker then reports its blocks), `on_dfs` gets
+  // each DFS frame from the master (an error closes the connection).
+  struct DfsHooks {
+    std::function<void()> on_registered;
+    std::function<Status(const net::Frame&)> on_dfs;
+  };
+  void set_dfs_hooks(DfsHooks hooks) { dfs_hooks_ = std::move(hooks); }
+  // Sends a DFS frame to the master; false when not registered right now.
+  bool SendDfs(std::vector<uint8_t> payload);
+
   void OnOpen(net::Connection& conn) override;
   void OnFrame(net::Connection& conn, net::Frame frame) override;
   void OnClose(net::Connection& conn, const Status& why) override;
@@ -52,6 +64,7 @@ class WorkerAgent final : public net::ConnectionHandler {
   std::chrono::milliseconds heartbeat_interval_;
   bool registered_ = false;
   int busy_slots_ = 0;
+  DfsHooks dfs_hooks_;
 };
 
 }  // namespace copse::worker

@@ -1,0 +1,114 @@
+// DfsClient: the DFS client library (DESIGN.md §4) used by `copse fs`, the
+// benchmarks and vertex programs. It talks to the master's name service and
+// to the workers' data ports over authenticated blocking connections.
+//
+// Writing: Create a file with P partitions, then for each partition
+// BeginPartition / Append... / EndPartition. A partition's bytes are cut into
+// blocks of the cluster's block size; each block is buffered (bounded by one
+// block) and sent through the replicas' write pipeline chunk by chunk with at
+// most a window of unacknowledged chunks. When the first replica of a
+// pipeline fails, the block is written again to a new pipeline that avoids
+// it; when a later one fails, the block commits on the replicas that hold it
+// and the master re-replicates it. The file becomes visible when its last
+// partition commits; Abandon (or the destructor, for an unfinished file)
+// drops it.
+//
+// Reading: a block is read from its replica on this computer, else one in
+// this rack, else any; a replica that fails (unreachable, checksum mismatch)
+// is left for the next, from the chunk where it stopped. Every chunk's CRC32C
+// is checked on arrival. Bytes read are counted by locality.
+//
+// Thread-safety: not thread-safe; one client per thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/net/blocking_client.h"
+#include "common/status.h"
+#include "dfs/dfs_types.h"
+#include "dfs/namespace.h"
+#include "dfs/placement.h"
+
+namespace copse::dfs {
+
+struct DfsClientOptions {
+  std::string computer;  // the computer this client runs on; empty: outside the cluster
+  std::chrono::milliseconds timeout{30'000};
+  uint32_t write_window_chunks = 16;  // unacknowledged chunks per block write
+  int write_attempts = 3;             // pipelines tried per block
+};
+
+struct CreateOptions {
+  int partitions = 1;
+  int replication = 0;  // 0: the cluster's
+  PlacementMode placement;
+  std::string scratch_job;  // non-empty: a scratch file of this job
+};
+
+class DfsClient {
+ public:
+  // Connects to the master named in `config`. REQUIRES: config outlives the client.
+  static Result<std::unique_ptr<DfsClient>> Connect(const ClusterConfig& config,
+                                                    const std::string& secret,
+                                                    DfsClientOptions options);
+  ~DfsClient();
+  DfsClient(const DfsClient&) = delete;
+  DfsClient& operator=(const DfsClient&) = delete;
+
+  // ---- writing (one file at a time)
+  Status Create(const std::string& path, const CreateOptions& options);
+  // REQUIRES: Create succeeded; partitions are written one at a time.
+  Status BeginPartition(int partition);
+  Status Append(std::span<const uint8_t> bytes);
+  // Commits the partition. Returns true when the file became visible.
+  Result<bool> EndPartition();
+  // Drops the file being written.
+  Status Abandon();
+
+  // ---- reading
+  Result<FileStatus> Stat(const std::string& path);
+  // Streams partition `partition` of `file` into `sink`, in order. A scratch
+  // partition whose replicas are all gone fails with kDataLoss ("replica
+  // lost ... on computer X"); other unreadable blocks with kUnavailable.
+  Status ReadPartition(const FileStatus& file, int partition,
+                       const std::function<Status(std::span<const uint8_t>)>& sink);
+
+  // ---- names
+  Result<std::vector<ListEntry>> List(const std::string& path);
+  Status Delete(const std::string& path);
+  Result<int> DeleteJobScratch(const std::string& job);
+
+  const LocalityCounters& counters() const { return counters_; }
+  void reset_counters() { counters_ = {}; }
+
+ private:
+  struct Writing;
+  DfsClient(const ClusterConfig& config, std::string secret, DfsClientOptions options,
+            std::unique_ptr<net::BlockingChannel> master);
+  Result<std::vector<uint8_t>> Call(std::vector<uint8_t> request);
+  Status FlushBlock();
+  Result<CommitBlock> WriteBlockOnce(BlockId id, const std::vector<Endpoint>& targets);
+  Result<net::BlockingChannel*> DataChannel(const Endpoint& e);
+  void DropDataChannel(const std::string& computer);
+  Status ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
+                       const std::function<Status(std::span<const uint8_t>)>& sink);
+  uint64_t* CounterFor(const Endpoint& e);
+
+  const ClusterConfig& config_;
+  std::string secret_;
+  DfsClientOptions options_;
+  std::unique_ptr<net::BlockingChannel> master_;
+  std::map<std::string, std::unique_ptr<net::BlockingChannel>> data_;  // by computer
+  std::unique_ptr<Writing> writing_;
+  LocalityCounters counters_;
+};
+
+}  // namespace copse::dfs

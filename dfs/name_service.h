@@ -1,0 +1,123 @@
+// NameService: the master's DFS service logic (DESIGN.md §4), between the
+// wire and the Namespace. It answers clients (create, allocate, commit, list,
+// stat, delete), keeps the replica map in step with what workers report,
+// knows which computers are live, and on each Tick collects abandoned writes,
+// re-replicates blocks of computers dead for longer than the re-replication
+// delay, trims surplus copies of computers that came back, and sends workers
+// the deletions they owe. Messages to workers go through a WorkerSender, so
+// tests drive it with a fake sender and explicit times.
+// Thread-safety: not thread-safe; the master owns it on its event loop.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "dfs/dfs_types.h"
+#include "dfs/meta_store.h"
+#include "dfs/namespace.h"
+
+namespace copse::dfs {
+
+// How the name service reaches workers. Each call returns false when the
+// computer has no open connection to the master right now.
+class WorkerSender {
+ public:
+  virtual ~WorkerSender() = default;
+  virtual bool DeleteBlocks(const std::string& computer, const std::vector<BlockId>& blocks) = 0;
+  // Asks `computer` to copy `block` from the first of `sources` that works.
+  virtual bool Replicate(const std::string& computer, BlockId block, uint64_t size,
+                         const std::vector<Endpoint>& sources) = 0;
+};
+
+struct NameServiceOptions {
+  uint64_t seed = 1;                // placement's random generator
+  int max_copies_per_computer = 2;  // concurrent re-replication copies
+  Duration copy_timeout{60'000'000};
+};
+
+struct BlockAllocation {
+  BlockId id = 0;
+  std::vector<Endpoint> targets;  // the write pipeline
+};
+
+class NameService {
+ public:
+  // REQUIRES: config, store and sender outlive the service.
+  NameService(const ClusterConfig& config, MetaStore& store, WorkerSender& sender,
+              NameServiceOptions options);
+
+  // Loads the namespace; `now` is when this master started.
+  Status Load(Timestamp now);
+
+  // ---- clients
+  Result<CreateResult> Create(const CreateRequest& request, Timestamp now);
+  Result<BlockAllocation> AllocateBlock(FileId file, int partition,
+                                        const std::set<std::string>& exclude, Timestamp now);
+  Result<bool> CommitPartition(FileId file, int partition, const std::vector<CommitBlock>& blocks,
+                               Timestamp now);
+  Status Abandon(FileId file);
+  Result<FileStatus> Stat(const std::string& path) const;
+  Result<std::vector<ListEntry>> List(const std::string& path) const;
+  Status Delete(const std::string& path);
+  Result<int> DeleteJob(const std::string& job);
+  // A reader found a bad copy of `block` on `computer`: it stops counting as a
+  // replica, is deleted there, and the block is copied elsewhere.
+  Status ReportBadReplica(BlockId block, const std::string& computer, const std::string& reason);
+
+  // ---- workers
+  Status OnBlockReport(const std::string& computer,
+                       const std::vector<std::pair<BlockId, uint64_t>>& blocks);
+  Status OnBlockReceived(const std::string& computer, BlockId block, uint64_t size);
+  Status OnBadReplica(const std::string& computer, BlockId block, const std::string& reason);
+  void OnReplicationDone(const std::string& computer, BlockId block, bool ok,
+                         const std::string& message);
+
+  // ---- membership
+  void OnComputerUp(const std::string& computer, Timestamp now);
+  void OnComputerDown(const std::string& computer, Timestamp now);
+
+  // Periodic work; call every few hundred milliseconds.
+  void Tick(Timestamp now);
+
+  // Live replicas per committed, non-scratch block below its replication
+  // factor (for tests and status).
+  int UnderReplicatedBlocks() const;
+  size_t copies_in_flight() const;
+  const Namespace& ns() const { return ns_; }
+
+ private:
+  struct Copy {
+    std::string source;
+    std::string target;
+    Timestamp deadline;
+  };
+
+  std::vector<PlacementComputer> Computers(bool usable_only) const;
+  Endpoint EndpointOf(const std::string& computer) const;
+  bool Counted(const std::string& computer, Timestamp now) const;
+  void Queue(const Deletions& deletions);
+  void FlushDeletes();
+  void StartCopies(Timestamp now);
+  void TrimSurplus();
+
+  const ClusterConfig& config_;
+  Namespace ns_;
+  WorkerSender& sender_;
+  NameServiceOptions options_;
+  std::mt19937_64 rng_;
+  Timestamp started_{0};
+  std::set<std::string> live_;      // registered and live
+  std::set<std::string> reported_;  // live and its block report arrived since
+  std::map<std::string, Timestamp> down_since_;
+  std::map<std::string, std::set<BlockId>> pending_deletes_;
+  std::map<BlockId, std::vector<Copy>> in_flight_;
+  std::map<BlockId, std::set<std::string>> avoid_;
+};
+
+}  // namespace copse::dfs

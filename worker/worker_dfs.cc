@@ -1,0 +1,112 @@
+#include "worker/worker_dfs.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/net/message.h"
+#include "dfs/protocol.h"
+#include "proto/dfs.capnp.h"
+
+namespace copse::worker {
+
+WorkerDfs::WorkerDfs(asio::io_context& io, const ClusterConfig& config,
+                     const ComputerConfig& computer, std::string secret, WorkerAgent& agent)
+    : io_(io), config_(config), computer_(computer), secret_(std::move(secret)), agent_(agent) {}
+
+WorkerDfs::~WorkerDfs() { Stop(); }
+
+Status WorkerDfs::Start() {
+  dfs::BlockStoreOptions o;
+  o.dir = computer_.data_dir / "blocks";
+  o.computer = computer_.name;
+  o.block_size = static_cast<uint64_t>(config_.block_size_bytes);
+  o.reserve_bytes = config_.dfs.reserve_bytes;
+  COPSE_ASSIGN_OR_RETURN(store_, dfs::BlockStore::Open(o));
+  dfs::BlockServer::Callbacks cb;
+  cb.stored = [this](dfs::BlockId id, uint64_t size) {
+    capnp::MallocMessageBuilder msg;
+    auto b = msg.initRoot<proto::DfsMessage>().initBlockReceived().initBlock();
+    b.setBlockId(id);
+    b.setSize(size);
+    agent_.SendDfs(dfs::EncodeDfs(msg));
+  };
+  cb.bad_replica = [this](dfs::BlockId id, const Status& why) {
+    capnp::MallocMessageBuilder msg;
+    auto b = msg.initRoot<proto::DfsMessage>().initBadReplica();
+    b.setBlockId(id);
+    b.setReason(why.message());
+    agent_.SendDfs(dfs::EncodeDfs(msg));
+  };
+  server_ = std::make_unique<dfs::BlockServer>(io_, *store_, secret_,
+                                               dfs::BlockServerOptions{computer_.name}, cb);
+  Status s = server_->Listen(computer_.host, computer_.data_port);
+  if (!s.ok()) {
+    return Status(s.code(), fmt::format("data port of {}: {}", computer_.name, s.message()));
+  }
+  spdlog::info("block store in {} serving on {}:{}", o.dir.string(), computer_.host,
+               server_->port());
+  agent_.set_dfs_hooks(
+      {[this] { ReportBlocks(); }, [this](const net::Frame& f) { return HandleMaster(f); }});
+  return Status::Ok();
+}
+
+void WorkerDfs::Stop() {
+  if (server_) server_->Stop();
+}
+
+void WorkerDfs::ReportBlocks() {
+  auto blocks = store_->List();
+  if (!blocks.ok()) {
+    spdlog::error("cannot list the block store: {}", blocks.status().ToString());
+    return;
+  }
+  capnp::MallocMessageBuilder msg;
+  auto list = msg.initRoot<proto::DfsMessage>().initBlockReport().initBlocks(
+      static_cast<unsigned>(blocks->size()));
+  for (unsigned i = 0; i < blocks->size(); ++i) {
+    list[i].setBlockId((*blocks)[i].id);
+    list[i].setSize((*blocks)[i].size);
+  }
+  agent_.SendDfs(dfs::EncodeDfs(msg));
+}
+
+Status WorkerDfs::HandleMaster(const net::Frame& frame) {
+  return net::CatchDecodeErrors([&]() -> Status {
+    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
+    auto root = reader->getRoot<proto::DfsMessage>();
+    switch (root.which()) {
+      case proto::DfsMessage::DELETE_BLOCKS: {
+        size_t n = 0;
+        for (uint64_t id : root.getDeleteBlocks().getBlockIds()) {
+          Status s = store_->DeleteBlock(id);
+          if (!s.ok()) spdlog::error("deleting block {}: {}", id, s.ToString());
+          ++n;
+        }
+        Status gc = store_->CollectGarbage();
+        if (!gc.ok()) spdlog::error("block store garbage collection: {}", gc.ToString());
+        spdlog::info("deleted {} block(s) at the master's request", n);
+        return Status::Ok();
+      }
+      case proto::DfsMessage::REPLICATE_BLOCK: {
+        auto r = root.getReplicateBlock();
+        std::vector<dfs::Endpoint> sources;
+        for (auto e : r.getSources()) sources.push_back(dfs::ReadEndpoint(e));
+        dfs::BlockId id = r.getBlockId();
+        server_->Replicate(id, r.getSize(), std::move(sources), [this, id](const Status& s) {
+          if (!s.ok()) spdlog::warn("copying block {}: {}", id, s.ToString());
+          capnp::MallocMessageBuilder msg;
+          auto d = msg.initRoot<proto::DfsMessage>().initReplicationDone();
+          d.setBlockId(id);
+          d.setOk(s.ok());
+          d.setMessage(s.message());
+          agent_.SendDfs(dfs::EncodeDfs(msg));
+        });
+        return Status::Ok();
+      }
+      default:
+        return InvalidArgument("unexpected DFS message from the master");
+    }
+  });
+}
+
+}  // namespace copse::worker

@@ -1,0 +1,47 @@
+// WorkerDfs: a worker's part of the DFS. It owns the computer's block store
+// (RocksDB under the data dir) and the block server on its data port, reports
+// the blocks it holds to the master after every registration, tells the
+// master about blocks it stores and bad copies it finds, and carries out the
+// master's commands (delete blocks, copy a block from a peer).
+// Thread-safety: everything runs on the worker's io_context thread.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "common/config.h"
+#include "common/net/frame.h"
+#include "dfs/block_server.h"
+#include "dfs/block_store.h"
+#include "worker/worker_agent.h"
+
+namespace copse::worker {
+
+class WorkerDfs {
+ public:
+  // REQUIRES: io, config, computer and agent outlive this.
+  WorkerDfs(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
+            std::string secret, WorkerAgent& agent);
+  ~WorkerDfs();
+  WorkerDfs(const WorkerDfs&) = delete;
+  WorkerDfs& operator=(const WorkerDfs&) = delete;
+
+  // Opens the block store and listens on the data port; hooks into the agent.
+  Status Start();
+  void Stop();
+
+ private:
+  void ReportBlocks();
+  Status HandleMaster(const net::Frame& frame);
+
+  asio::io_context& io_;
+  const ClusterConfig& config_;
+  const ComputerConfig& computer_;
+  std::string secret_;
+  WorkerAgent& agent_;
+  std::unique_ptr<dfs::BlockStore> store_;
+  std::unique_ptr<dfs::BlockServer> server_;
+};
+
+}  // namespace copse::worker
