@@ -151,7 +151,10 @@ Status RunChildren(const SuiteOptions& o, const std::vector<Planned>& plan) {
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     std::cerr << "copse-bench-sim: " << (ok ? "done " : "FAILED ") << p->file.filename().string()
               << "\n";
-    if (!ok) failed += " " + p->file.filename().string();
+    if (!ok) {
+      failed += ' ';
+      failed += p->file.filename().string();
+    }
   };
   for (const Planned& p : plan) {
     while (static_cast<int>(running.size()) >= o.parallel) reap();
