@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,20 +97,25 @@ struct Runner {
     }
   }
 
-  int64_t RunScratch(const flow::FlowGraph& g) {
-    int64_t cost = 0;
+  // Times each --scratch solver from scratch on `g`; all must agree with
+  // `expect` (when known) and with each other. Returns their cost.
+  int64_t RunScratch(const flow::FlowGraph& g, int step, std::optional<int64_t> expect) {
+    std::optional<int64_t> cost = expect;
     for (const std::string& name : opt.scratch) {
       auto solver = flow::MakeSolver(name);
-      if (!solver.ok()) continue;
+      if (!solver.ok()) {
+        Expect(false, solver.status().ToString());
+        continue;
+      }
       flow::FlowSolution sol;
       auto t = Clock::now();
       Status st = (*solver)->Solve(g, &sol, nullptr);
       double ms = MsSince(t);
       Expect(st.ok(), name + ": " + st.ToString());
-      if (cost == 0) cost = sol.cost;
-      Expect(sol.cost == cost, name + " scratch cost");
+      if (!cost) cost = sol.cost;
+      Expect(sol.cost == *cost, name + " scratch cost");
       json r = {{"phase", "scratch"},
-                {"step", 0},
+                {"step", step},
                 {"solver", name},
                 {"solve_ms", ms},
                 {"cost", sol.cost}};
@@ -118,7 +124,7 @@ struct Runner {
       }
       Record(r);
     }
-    return cost;
+    return cost.value_or(0);
   }
 
   void WriteDimacs(const flow::FlowGraph& g, int step) {
@@ -135,7 +141,7 @@ struct Runner {
                 opt.scale.c_str(), w.graph().node_count(), w.graph().arc_count(), w.live_tasks(),
                 w.total_slots(), MsSince(t));
     WriteDimacs(w.graph(), 0);
-    int64_t cost0 = RunScratch(w.graph());
+    int64_t cost0 = RunScratch(w.graph(), 0, std::nullopt);
     if (!opt.lemon.empty()) RunLemon(w.graph(), 0, cost0);
     std::vector<std::unique_ptr<flow::FlowSolver>> inc;
     for (const std::string& name : opt.incremental) {
@@ -183,6 +189,7 @@ struct Runner {
         Expect(c.ok(), "check: " + c.ToString());
       }
       if (step > 0 && opt.lemon_every > 0 && step % opt.lemon_every == 0) {
+        RunScratch(w.graph(), step, cost);
         RunLemon(w.graph(), step, cost);
       }
       w.graph().CommitChanges();
@@ -192,7 +199,28 @@ struct Runner {
     return failures == 0 ? 0 : 1;
   }
 
+  // From scratch: each solver's time over the fastest LEMON solver's on the
+  // same graph.
+  void SummariseScratch() {
+    std::map<int, double> best_lemon;
+    for (const json& r : records) {
+      if (r["phase"] != "lemon") continue;
+      int step = r["step"].get<int>();
+      double ms = r["solve_ms"].get<double>();
+      if (!best_lemon.count(step) || ms < best_lemon[step]) best_lemon[step] = ms;
+    }
+    for (const json& r : records) {
+      int step = r["step"].get<int>();
+      if (r["phase"] != "scratch" || !best_lemon.count(step)) continue;
+      std::printf("  step %3d %-18s %10.2f ms  = %.2f x the fastest LEMON (%.2f ms)\n", step,
+                  r["solver"].get<std::string>().c_str(), r["solve_ms"].get<double>(),
+                  r["solve_ms"].get<double>() / best_lemon[step], best_lemon[step]);
+    }
+  }
+
   void Summarise() {
+    std::printf("summary from scratch:\n");
+    SummariseScratch();
     std::printf("summary (incremental steps 1..%d):\n", opt.steps);
     for (const std::string& name : opt.incremental) {
       std::vector<double> ms;
@@ -233,7 +261,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--lemon", o.lemon, "LEMON solvers: ns, cs, caps (empty: none)")->delimiter(',');
   app.add_option("--lemon-every", o.lemon_every,
-                 "also run LEMON every N steps (0: first graph only)");
+                 "also time LEMON and the --scratch solvers every N steps (0: first graph only)");
   app.add_flag("--verbose", o.verbose, "print the incremental solvers' statistics");
   app.add_flag("!--no-check", o.check, "skip the optimality check of each step's flow");
   app.add_option("--json", o.json_path, "write all measurements to this file");
@@ -243,6 +271,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  const std::vector<std::string> scales = {"a", "b", "c", "d", "e", "t", "tburst"};
+  if (std::find(scales.begin(), scales.end(), o.scale) == scales.end()) {
+    std::fprintf(stderr, "copse-bench-flow: unknown --scale '%s' (a, b, c, d, e, t, tburst)\n",
+                 o.scale.c_str());
+    return 2;
   }
   if (o.lemon.size() == 1 && (o.lemon[0].empty() || o.lemon[0] == "none")) o.lemon.clear();
   if (o.scratch.size() == 1 && (o.scratch[0].empty() || o.scratch[0] == "none")) o.scratch.clear();
