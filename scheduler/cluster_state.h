@@ -8,7 +8,9 @@
 // (kStartRequested) until the worker confirms it gone (completion, failure,
 // start failure, or the confirmation of a kill — kKillRequested keeps the slot
 // busy). ν accumulates while a task waits and θ while it runs, summed over
-// all spans (Quincy appendix).
+// all spans (Quincy appendix). A TaskInfo stays at the same address from
+// the task's submission until it is removed, so a policy may keep pointers
+// to the tasks it indexes (and must drop them on kTaskRemoved).
 // Thread-safety: none; owned by one Scheduler.
 #pragma once
 

@@ -18,7 +18,10 @@ HfsPolicy::HfsPolicy(HfsOptions options, uint64_t seed)
     : options_(options), roots_(seed, /*prefer_free=*/true) {}
 
 std::string HfsPolicy::PoolOf(const JobInfo& j) {
-  return j.attributes.pool.name.empty() ? "job:" + std::to_string(j.id) : j.attributes.pool.name;
+  if (!j.attributes.pool.name.empty()) return j.attributes.pool.name;
+  std::string own = "job:";
+  own += std::to_string(j.id);
+  return own;
 }
 
 int HfsPolicy::level(JobId job) const {

@@ -204,6 +204,16 @@ void QuincyGraph::SetTaskCosts(TaskId task, const QuincyArcCosts& costs) {
   if (t.extra != kNoId) SetCost(t.extra, *costs.running);
 }
 
+void QuincyGraph::SetWaitCost(TaskId task, int64_t cost) {
+  SetCost(tasks_.at(task).unscheduled, cost);
+}
+
+void QuincyGraph::SetRunningCost(TaskId task, int64_t cost) {
+  const Task& t = tasks_.at(task);
+  assert(t.running != kNoComputer);
+  SetCost(RunningArc(t), cost);
+}
+
 void QuincyGraph::SetTaskMovable(TaskId task, bool movable) {
   Task& t = tasks_.at(task);
   if (t.movable == movable) return;

@@ -83,6 +83,11 @@ class QuincyGraph {
   void SetTaskComputer(TaskId task, ComputerId c);
   // Costs from ComputeQuincyCosts for the task's current locality/running state.
   void SetTaskCosts(TaskId task, const QuincyArcCosts& costs);
+  // The time-dependent costs alone, between state changes: υ of a waiting
+  // task, and the cost of the arc to the computer a placed task runs on.
+  void SetWaitCost(TaskId task, int64_t cost);
+  // REQUIRES: the task has a computer (SetTaskComputer).
+  void SetRunningCost(TaskId task, int64_t cost);
   // Whether a running task may be moved or preempted (capacities 1) or not (0).
   void SetTaskMovable(TaskId task, bool movable);
 
@@ -100,6 +105,13 @@ class QuincyGraph {
   // Flow into C_m and its arc's capacity; flow and capacity of X → R_l.
   int64_t ComputerInflow(ComputerId c, const std::vector<int64_t>& flow) const;
   int64_t RackSpare(RackId r, const std::vector<int64_t>& flow) const;
+  // Flow on X → R_l, and on R_l → C_m (tasks reaching C_m through its rack).
+  int64_t ClusterToRackFlow(RackId r, const std::vector<int64_t>& flow) const {
+    return flow[rack_arc_[r]];
+  }
+  int64_t RackToComputerFlow(ComputerId c, const std::vector<int64_t>& flow) const {
+    return flow[computer_rack_[c]];
+  }
 
  private:
   struct Job {

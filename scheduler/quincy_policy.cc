@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "scheduler/fair_share.h"
-#include "scheduler/flow/placement.h"
 #include "scheduler/flow/solvers.h"
 #include "scheduler/root_placement.h"
 
@@ -67,18 +66,22 @@ void QuincyPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp no
     case Change::Kind::kTaskWaiting:
     case Change::Kind::kTaskPlaced: {
       ComputerId c = ch.kind == Change::Kind::kTaskPlaced ? t->computer : kNoComputer;
+      bool fresh = position_.count(t->id) == 0;
+      if (fresh) AddMember(&s.task(t->id));
       if (t->root) {
-        if (tasks_.insert(t->id).second) graph_.AddRoot(t->job, t->id);
+        if (fresh) graph_.AddRoot(t->job, t->id);
         graph_.SetRootComputer(t->job, c);
       } else {
-        if (tasks_.insert(t->id).second) graph_.AddTask(t->id, t->job, t->locality);
+        if (fresh) graph_.AddTask(t->id, t->job, t->locality);
         graph_.SetTaskComputer(t->id, c);
+        members_[position_.at(t->id)].stale = true;
       }
       break;
     }
     case Change::Kind::kTaskKillRequested:
     case Change::Kind::kTaskRemoved:
-      if (tasks_.erase(t->id) == 0) break;
+      if (position_.count(t->id) == 0) break;
+      RemoveMember(t->id);
       if (t->root) {
         graph_.RemoveRoot(t->job);
       } else {
@@ -90,6 +93,22 @@ void QuincyPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp no
   }
 }
 
+void QuincyPolicy::AddMember(const TaskInfo* task) {
+  position_[task->id] = members_.size();
+  members_.push_back({task->id, task});
+}
+
+void QuincyPolicy::RemoveMember(TaskId id) {
+  auto it = position_.find(id);
+  const size_t i = it->second;
+  position_.erase(it);
+  if (i + 1 != members_.size()) {
+    members_[i] = members_.back();
+    position_[members_[i].id] = i;
+  }
+  members_.pop_back();
+}
+
 void QuincyPolicy::UpdateCapacities(const ClusterState& s) {
   for (ComputerId c = 0; c < s.num_computers(); ++c) {
     const ComputerInfo& m = s.computer(c);
@@ -97,16 +116,36 @@ void QuincyPolicy::UpdateCapacities(const ClusterState& s) {
   }
 }
 
+namespace {
+
+// θ in milli-units (1 per second run), rounded as ComputeQuincyCosts does.
+int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
+
+}  // namespace
+
 void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
   const int32_t racks = s.num_racks();
-  for (TaskId id : tasks_) {
-    const TaskInfo& t = s.task(id);
+  for (Member& m : members_) {
+    const TaskInfo& t = *m.info;
+    const TaskId id = m.id;
     if (t.root) continue;
-    TaskTimes times{t.WaitTime(now), t.RunTime(now)};
-    std::optional<RunningOn> on;
-    if (t.placed()) on = RunningOn{t.computer, s.rack_of(t.computer)};
-    graph_.SetTaskCosts(id, ComputeQuincyCosts(options_.costs, t.locality, times, on, racks));
     graph_.SetTaskMovable(id, preemptive() || !t.placed());
+    if (m.stale) {
+      m.stale = false;
+      TaskTimes times{t.WaitTime(now), t.RunTime(now)};
+      std::optional<RunningOn> on;
+      if (t.placed()) on = RunningOn{t.computer, s.rack_of(t.computer)};
+      QuincyArcCosts costs = ComputeQuincyCosts(options_.costs, t.locality, times, on, racks);
+      graph_.SetTaskCosts(id, costs);
+      if (on) m.data_cost = *costs.running + InvestedMilli(times.running);
+      continue;
+    }
+    if (t.placed()) {
+      graph_.SetRunningCost(id, m.data_cost - InvestedMilli(t.RunTime(now)));
+    } else {
+      graph_.SetWaitCost(id, std::min(WaitCostMilli(options_.costs, t.WaitTime(now)),
+                                      options_.costs.max_cost_milli));
+    }
   }
 }
 
@@ -177,92 +216,65 @@ void QuincyPolicy::UpdateGraph(const ClusterState& s, Timestamp now) {
   UpdateBounds(s);
 }
 
-std::unordered_map<TaskId, ComputerId> QuincyPolicy::ReadPlacements(const ClusterState& s) const {
-  std::unordered_map<TaskId, ComputerId> target;
-  std::vector<flow::Placement> ps = flow::ExtractPlacements(
-      graph_.graph(), solution_.flow, graph_.computer_nodes(), graph_.is_task());
-  for (const flow::Placement& p : ps) {
-    target[graph_.task_of_node(p.task)] = graph_.computer_of_node(p.machine);
+std::vector<ComputerId> QuincyPolicy::Assign(const ClusterState& s) const {
+  using Via = QuincyGraph::Route::Via;
+  const std::vector<int64_t>& flow = solution_.flow;
+  std::vector<ComputerId> target(members_.size(), kNoComputer);
+  // Units of flow each computer received through its rack node, and each
+  // rack node through X: the places aggregated tasks share.
+  std::vector<int64_t> slot(s.num_computers()), xcap(s.num_racks());
+  for (ComputerId c = 0; c < s.num_computers(); ++c) slot[c] = graph_.RackToComputerFlow(c, flow);
+  for (RackId r = 0; r < s.num_racks(); ++r) xcap[r] = graph_.ClusterToRackFlow(r, flow);
+  std::vector<std::vector<size_t>> rack_pool(s.num_racks());
+  std::vector<size_t> cluster_pool;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    QuincyGraph::Route r = graph_.RouteOf(members_[i].id, flow);
+    if (r.via == Via::kComputer) target[i] = r.computer;
+    if (r.via == Via::kRack) rack_pool[r.rack].push_back(i);
+    if (r.via == Via::kCluster) cluster_pool.push_back(i);
   }
-  KeepInPlace(s, target);
+  // Flow conservation at R_l: sum of slot over l's computers equals
+  // |rack_pool[l]| + xcap[l], and every step below keeps it so.
+  auto keep = [&](size_t i, RackId only) {
+    const TaskInfo& t = *members_[i].info;
+    if (!t.placed() || slot[t.computer] == 0) return false;
+    const RackId r = s.rack_of(t.computer);
+    if (only >= 0 ? r != only : xcap[r] == 0) return false;
+    if (only < 0) --xcap[r];
+    --slot[t.computer];
+    target[i] = t.computer;
+    return true;
+  };
+  for (RackId r = 0; r < s.num_racks(); ++r) {
+    std::erase_if(rack_pool[r], [&](size_t i) { return keep(i, r); });
+  }
+  std::erase_if(cluster_pool, [&](size_t i) { return keep(i, -1); });
+  RackId r = 0;
+  for (size_t i : cluster_pool) {
+    while (xcap[r] == 0) ++r;
+    --xcap[r];
+    rack_pool[r].push_back(i);
+  }
+  for (RackId l = 0; l < s.num_racks(); ++l) {
+    const std::vector<ComputerId>& computers = s.rack_computers(l);
+    size_t k = 0;
+    for (size_t i : rack_pool[l]) {
+      while (slot[computers[k]] == 0) ++k;
+      --slot[computers[k]];
+      target[i] = computers[k];
+    }
+  }
   return target;
 }
 
-namespace {
-
-bool Covers(const QuincyGraph::Route& r, const ClusterState& s, ComputerId c) {
-  if (r.via == QuincyGraph::Route::Via::kCluster) return true;
-  return r.via == QuincyGraph::Route::Via::kRack && s.rack_of(c) == r.rack;
-}
-
-bool Aggregated(const QuincyGraph::Route& r) {
-  return r.via == QuincyGraph::Route::Via::kCluster || r.via == QuincyGraph::Route::Via::kRack;
-}
-
-}  // namespace
-
-void QuincyPolicy::KeepInPlace(const ClusterState& s,
-                               std::unordered_map<TaskId, ComputerId>& target) const {
-  const std::vector<int64_t>& flow = solution_.flow;
-  // Tasks routed through an aggregator, by the computer they were handed.
-  std::map<ComputerId, std::vector<TaskId>> holders;
-  for (TaskId id : tasks_) {
-    auto it = target.find(id);
-    if (it != target.end() && Aggregated(graph_.RouteOf(id, flow))) {
-      holders[it->second].push_back(id);
-    }
-  }
-  std::vector<int64_t> spare(s.num_computers());
-  for (ComputerId c = 0; c < s.num_computers(); ++c) {
-    spare[c] = graph_.computer_capacity(c) - graph_.ComputerInflow(c, flow);
-  }
-  std::vector<int64_t> rack_spare(s.num_racks());
-  for (RackId r = 0; r < s.num_racks(); ++r) rack_spare[r] = graph_.RackSpare(r, flow);
-  for (TaskId id : tasks_) {
-    const TaskInfo& t = s.task(id);
-    auto it = target.find(id);
-    if (!t.placed() || it == target.end() || it->second == t.computer) continue;
-    const ComputerId here = t.computer, there = it->second;
-    QuincyGraph::Route route = graph_.RouteOf(id, flow);
-    if (!Covers(route, s, here)) continue;  // a real move
-    std::vector<TaskId>& at_here = holders[here];
-    auto swap = std::find_if(at_here.begin(), at_here.end(), [&](TaskId other) {
-      const TaskInfo& o = s.task(other);
-      return !(o.placed() && o.computer == here) && Covers(graph_.RouteOf(other, flow), s, there);
-    });
-    RackId rh = s.rack_of(here), rt = s.rack_of(there);
-    if (swap != at_here.end()) {
-      TaskId other = *swap;
-      target[other] = there;
-      *swap = id;
-      holders[there].push_back(other);
-    } else if (spare[here] > 0 &&
-               (rh == rt || route.via == QuincyGraph::Route::Via::kRack || rack_spare[rh] > 0)) {
-      --spare[here];
-      ++spare[there];
-      if (rh != rt) {
-        --rack_spare[rh];
-        ++rack_spare[rt];
-      }
-      at_here.push_back(id);
-    } else {
-      continue;
-    }
-    std::vector<TaskId>& at_there = holders[there];
-    at_there.erase(std::find(at_there.begin(), at_there.end(), id));
-    it->second = here;
-  }
-}
-
-void QuincyPolicy::Decide(const ClusterState& s,
-                          const std::unordered_map<TaskId, ComputerId>& target,
+void QuincyPolicy::Decide(const ClusterState& s, const std::vector<ComputerId>& target,
                           std::vector<Decision>* out) {
   SlotLedger ledger(s);
   std::vector<Decision> starts;
-  for (TaskId id : tasks_) {
-    const TaskInfo& t = s.task(id);
-    auto it = target.find(id);
-    ComputerId to = it == target.end() ? kNoComputer : it->second;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    const TaskId id = members_[i].id;
+    const TaskInfo& t = *members_[i].info;
+    const ComputerId to = target[i];
     if (t.placed()) {
       if (to != t.computer && !t.root) {
         out->push_back({Decision::Kind::kKillTask, t.job, id, t.computer, false});
@@ -282,7 +294,7 @@ void QuincyPolicy::Decide(const ClusterState& s,
 Status QuincyPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<Decision>* out) {
   bool timer = last_round_ && now >= *last_round_ + options_.round_interval;
   if (!dirty_ && !timer && last_round_) return Status::Ok();
-  if (tasks_.empty()) {  // nothing to place
+  if (members_.empty()) {  // nothing to place
     dirty_ = false;
     last_round_ = now;
     return Status::Ok();
@@ -296,7 +308,7 @@ Status QuincyPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<
   graph_.graph().CommitChanges();
   Timestamp t2 = Now();
   stats_.starts = stats_.kills = 0;
-  Decide(s, ReadPlacements(s), out);
+  Decide(s, Assign(s), out);
   Timestamp t3 = Now();
   ++stats_.rounds;
   stats_.update = t1 - t0;
@@ -313,7 +325,7 @@ Status QuincyPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<
 
 std::optional<Timestamp> QuincyPolicy::NextWakeup(const ClusterState& s) const {
   (void)s;
-  if (tasks_.empty() || !last_round_) return std::nullopt;
+  if (members_.empty() || !last_round_) return std::nullopt;
   return *last_round_ + options_.round_interval;
 }
 

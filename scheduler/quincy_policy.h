@@ -21,11 +21,19 @@
 // lower bounds cannot all be met without preempting (Q, QF), the most
 // recently admitted jobs' lower bounds are lowered first.
 //
-// Placement read-out keeps tasks where they are when the flow allows it at
-// the same cost: a running task whose unit of flow went through an
-// aggregator (X or its rack) that also reaches its own computer stays there,
-// swapping with another aggregator-routed task if needed, instead of being
-// moved arbitrarily between equal-cost computers.
+// Placements are read from the flow by handing each computer's units of
+// flow back to the tasks that sent them (Firmament Listing 1), specialised
+// to this graph's three levels: a task whose flow reaches a computer over
+// its own arc runs there; the tasks whose flow went through a rack node R_l
+// or the cluster node X share the computers that R_l's arcs fed. Among
+// those, a task that already runs on such a computer keeps it (the flow is
+// indifferent between them, and keeping it avoids a kill); the rest take the
+// remaining computers in id order.
+//
+// Between state changes only the time-dependent costs move (υ of waiting
+// tasks, d* − θ of running ones), so a round updates those two arcs per
+// task and recomputes a task's full set of costs only after it changed
+// state.
 // Thread-safety: none.
 #pragma once
 
@@ -100,10 +108,13 @@ class QuincyPolicy final : public Policy {
   void UpdateCapacities(const ClusterState& s);
   void UpdateCosts(const ClusterState& s, Timestamp now);
   void UpdateBounds(const ClusterState& s);
-  std::unordered_map<TaskId, ComputerId> ReadPlacements(const ClusterState& s) const;
-  void KeepInPlace(const ClusterState& s, std::unordered_map<TaskId, ComputerId>& target) const;
-  void Decide(const ClusterState& s, const std::unordered_map<TaskId, ComputerId>& target,
+  // The computer each member task should be on (kNoComputer: none), by
+  // position in members_.
+  std::vector<ComputerId> Assign(const ClusterState& s) const;
+  void Decide(const ClusterState& s, const std::vector<ComputerId>& target,
               std::vector<Decision>* out);
+  void AddMember(const TaskInfo* task);
+  void RemoveMember(TaskId id);
   Timestamp Now() const;
 
   std::string name_;
@@ -111,7 +122,16 @@ class QuincyPolicy final : public Policy {
   QuincyGraph graph_;
   std::unique_ptr<flow::FlowSolver> solver_;
   flow::FlowSolution solution_;
-  std::set<TaskId> tasks_;          // task and root nodes in the graph, in id order
+  // Task and root nodes in the graph, in a deterministic order (insertion,
+  // with removals filled by the last), and each one's position.
+  struct Member {
+    TaskId id = kNoTask;
+    const TaskInfo* info = nullptr;  // in the ClusterState; valid while the task is
+    bool stale = true;               // changed state: recompute all its costs
+    int64_t data_cost = 0;           // d* on the computer it is placed on
+  };
+  std::vector<Member> members_;
+  std::unordered_map<TaskId, size_t> position_;
   std::unordered_set<TaskId> own_;  // our decisions, not yet reported back
   std::map<JobId, std::pair<int64_t, int64_t>> bounds_;
   bool dirty_ = true;

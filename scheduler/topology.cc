@@ -2,12 +2,23 @@
 
 namespace copse::scheduler {
 
+namespace {
+
+// "r7", "c12": built by appending, which keeps GCC 12's -Wrestrict quiet.
+std::string Name(char prefix, size_t i) {
+  std::string s(1, prefix);
+  s += std::to_string(i);
+  return s;
+}
+
+}  // namespace
+
 Topology Topology::Uniform(int racks, int per_rack, int slots) {
   Topology t;
   for (int r = 0; r < racks; ++r) {
-    t.racks.push_back("r" + std::to_string(r));
+    t.racks.push_back(Name('r', r));
     for (int i = 0; i < per_rack; ++i) {
-      t.computers.push_back({"c" + std::to_string(t.computers.size()), r, slots});
+      t.computers.push_back({Name('c', t.computers.size()), r, slots});
     }
   }
   return t;
