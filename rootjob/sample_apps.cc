@@ -1,9 +1,10 @@
 #include "rootjob/sample_apps.h"
 
+#include <toml++/toml.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace copse::rootjob {
 
@@ -78,10 +79,17 @@ JobDag PageRank(const InstanceSpec& in) {
   return d;
 }
 
+JobDag Synthetic(const InstanceSpec& in) {
+  JobDag d{in.name, in.app, {}, {}};
+  d.stages.push_back({"task", in.partitions, {}, 0, 0.0});
+  return d;
+}
+
 }  // namespace
 
 std::vector<std::string> SampleAppNames() {
-  return {"prime_small", "prime_large", "wordcount", "databasejoin", "sort", "pagerank"};
+  return {"prime_small", "prime_large", "wordcount", "databasejoin",
+          "sort",        "pagerank",    "synthetic"};
 }
 
 Result<JobDag> BuildSampleJob(const InstanceSpec& in) {
@@ -102,10 +110,15 @@ Result<JobDag> BuildSampleJob(const InstanceSpec& in) {
     d = Sort(in);
   } else if (in.app == "pagerank") {
     d = PageRank(in);
+  } else if (in.app == "synthetic") {
+    if (!(in.task_seconds > 0)) {
+      return InvalidArgument("instance " + in.name + ": synthetic needs task_seconds > 0");
+    }
+    d = Synthetic(in);
   } else {
     return InvalidArgument("instance " + in.name + ": unknown app '" + in.app +
                            "' (expected prime_small, prime_large, wordcount, databasejoin, "
-                           "sort or pagerank)");
+                           "sort, pagerank or synthetic)");
   }
   COPSE_RETURN_IF_ERROR(ValidateDag(d));
   return d;
@@ -147,12 +160,18 @@ Result<std::vector<InstanceSpec>> ParseWorkload(const std::string& text,
     s.app = *app;
     s.partitions = static_cast<int>(*parts);
     if (auto p = (*t)["placement"].value<std::string>()) s.placement = *p;
+    if (auto v = (*t)["submit_s"].value<double>()) s.submit_s = *v;
+    if (auto v = (*t)["task_seconds"].value<double>()) s.task_seconds = *v;
+    if (!(s.submit_s >= 0) || !(s.task_seconds >= 0)) {
+      return InvalidArgument(where + ": submit_s and task_seconds must be numbers >= 0");
+    }
     if (!names.insert(s.name).second) {
       return InvalidArgument(where + ": duplicate name '" + s.name + "'");
     }
     for (const auto& [key, value] : *t) {
       std::string k(key.str());
-      if (k != "name" && k != "app" && k != "partitions" && k != "placement") {
+      if (k != "name" && k != "app" && k != "partitions" && k != "placement" && k != "submit_s" &&
+          k != "task_seconds") {
         return InvalidArgument(where + ": unknown key '" + k + "'");
       }
     }

@@ -7,6 +7,8 @@
 //   app = "databasejoin"       # prime_small, prime_large, wordcount, databasejoin, sort, pagerank
 //   partitions = 40
 //   placement = "confine 5 r1" # input placement (dfs/placement.h modes); default "random"
+//   submit_s = 0.0             # when the job arrives (seconds from the start); default 0
+//   task_seconds = 12.5        # synthetic only: every task's run time
 //
 // Apps: prime_small / prime_large (one stage, 40,000 / 500,000 integers a
 // partition), wordcount (count per ~50 MB partition, gather the top words),
@@ -15,7 +17,9 @@
 // each big partition with its buckets), sort (~4 GB partitions: sample →
 // range-partition → sort), pagerank (~1 GB partitions, 3 iterations of two
 // phases; phase 1 reads its partition and the previous ranks, phase 2
-// gathers one bucket from every phase-1 vertex).
+// gathers one bucket from every phase-1 vertex), synthetic (`partitions`
+// independent tasks that read nothing and run task_seconds each, driven by
+// their client: no root task; the CFQ experiment's job mix).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -33,6 +37,8 @@ struct InstanceSpec {
   std::string app;
   int partitions = 1;
   std::string placement = "random";
+  double submit_s = 0;
+  double task_seconds = 0;  // synthetic only
 };
 
 // Names accepted in InstanceSpec::app.

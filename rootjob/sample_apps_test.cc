@@ -33,6 +33,27 @@ TEST(SampleAppsTest, DatabaseJoinCoLocatesItsTables) {
   EXPECT_EQ(d->files[1].partition_bytes * 40, 41'800'000'000);
 }
 
+TEST(SampleAppsTest, SyntheticJobsCarryArrivalAndTaskTime) {
+  auto r = ParseWorkload(
+      "[[instance]]\nname = \"j\"\napp = \"synthetic\"\npartitions = 3\n"
+      "submit_s = 12.5\ntask_seconds = 40\n",
+      "w");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_DOUBLE_EQ((*r)[0].submit_s, 12.5);
+  EXPECT_DOUBLE_EQ((*r)[0].task_seconds, 40);
+  Result<JobDag> d = BuildSampleJob((*r)[0]);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->files.empty());
+  EXPECT_EQ(d->TotalVertices(), 3);
+  r = ParseWorkload("[[instance]]\nname = \"j\"\napp = \"synthetic\"\npartitions = 3\n", "w");
+  EXPECT_FALSE(r.ok());
+  r = ParseWorkload(
+      "[[instance]]\nname = \"j\"\napp = \"synthetic\"\npartitions = 3\n"
+      "task_seconds = 1\nsubmit_s = -1\n",
+      "w");
+  EXPECT_FALSE(r.ok());
+}
+
 TEST(SampleAppsTest, BadWorkloadsAreRejectedWithWhere) {
   auto r = ParseWorkload("[[instance]]\nname = \"a\"\napp = \"nope\"\npartitions = 2\n", "w.toml");
   ASSERT_FALSE(r.ok());

@@ -60,6 +60,8 @@ struct SimJob {
   bool done = false;
 };
 
+bool Synthetic(const SimJob& j) { return j.spec.app == "synthetic"; }
+
 enum class TimerKind { kArrival, kRootReady, kComputeDone };
 
 struct TimerEvent {
@@ -233,7 +235,9 @@ Status Sim::ComputeDone(TaskId id) {
   Attempt& a = attempts_.at(id);
   const SimJob& job = jobs_[a.job];
   Result<double> secs =
-      o_.costs.Seconds(job.spec.app, job.dag->dag().stages[a.vertex.stage].name, a.bytes_read);
+      Synthetic(job) ? Result<double>(job.spec.task_seconds)
+                     : o_.costs.Seconds(job.spec.app, job.dag->dag().stages[a.vertex.stage].name,
+                                        a.bytes_read);
   if (!secs.ok()) return secs.status();
   AddTimer(Clock() + *secs, TimerKind::kComputeDone, a.job, id, &a.timer);
   return Status::Ok();
@@ -282,11 +286,11 @@ Status Sim::OnTimer(const TimerEvent& t) {
       const SimJob& job = jobs_[t.job];
       scheduler::JobSubmitted e{t.job + 1, job.root, {}};
       e.attributes.submitted = ToTime(job.result.submit_s);
-      if (t.job < static_cast<int>(o_.slot_time_s.size()) && o_.slot_time_s[t.job] > 0) {
-        e.attributes.slot_time = ToTime(o_.slot_time_s[t.job]);
-      }
-      if (t.job < static_cast<int>(o_.expected_tasks.size())) {
-        e.attributes.expected_tasks = o_.expected_tasks[t.job];
+      e.attributes.root_in_cluster = !Synthetic(job);
+      int tasks = job.dag->dag().TotalVertices();
+      if (o_.profiles != SimOptions::Profiles::kNone) e.attributes.expected_tasks = tasks;
+      if (o_.profiles == SimOptions::Profiles::kAccurate && Synthetic(job)) {
+        e.attributes.slot_time = ToTime(tasks * job.spec.task_seconds);
       }
       return Handle(e);
     }
@@ -315,8 +319,12 @@ Status Sim::OnTimer(const TimerEvent& t) {
 
 Status Sim::Apply(const Decision& d) {
   switch (d.kind) {
-    case Decision::Kind::kAdmitJob:
-      return Status::Ok();
+    case Decision::Kind::kAdmitJob: {
+      int j = static_cast<int>(d.job) - 1;
+      if (!Synthetic(jobs_[j])) return Status::Ok();  // starts with its root task
+      jobs_[j].result.start_s = Clock();
+      return SubmitReady(j);
+    }
     case Decision::Kind::kStartTask:
       if (d.root) {
         int j = static_cast<int>(d.job) - 1;
@@ -449,7 +457,8 @@ Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
     }
     job.dag = std::make_unique<rootjob::DagState>(std::move(dag).value(), std::move(replicas));
     job.result.name = spec.name;
-    job.result.submit_s = j < o.submit_s.size() ? o.submit_s[j] : 0.0;
+    job.result.submit_s = spec.submit_s;
+    job.result.vertices = job.dag->dag().TotalVertices();
     jobs.push_back(std::move(job));
   }
   return jobs;

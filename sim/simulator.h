@@ -10,7 +10,9 @@
 // read still count. A job's root task holds a slot from its start until the
 // job's last vertex completes. Inputs are placed by dfs/placement.h with the
 // config's replication, from one generator seeded by `seed`, so every
-// policy sees the same placement. Deterministic: the same options give the
+// policy sees the same placement. Jobs arrive at their instances' submit_s.
+// Synthetic jobs have no root task (their client drives them): they start
+// when admitted and their tasks run task_seconds each. Deterministic: the same options give the
 // same result.
 //
 // SimGrid allows one engine per process, so RunSimulation runs once per
@@ -38,11 +40,11 @@ struct SimOptions {
   CostModel costs = PaperCostModel();
   double max_time_s = 400'000;     // give up (kDeadlineExceeded) past this simulated time
   double utilisation_step_s = 30;  // sampling period of the utilisation trace
-  // CFQ/SRPT profiles: give each job its true total slot time (measured in a
-  // K = 1 run) and task count; 0 entries leave the attribute unset.
-  std::vector<double> slot_time_s;
-  std::vector<int> expected_tasks;
-  std::vector<double> submit_s;  // per instance; empty: all at time 0
+  // Job profiles for CFQ and SRPT: kAccurate gives synthetic jobs their true
+  // slot time (tasks × task_seconds) and every job its task count; kNaive
+  // gives only the task count (the scheduler estimates the slot time).
+  enum class Profiles { kNone, kAccurate, kNaive };
+  Profiles profiles = Profiles::kAccurate;
 };
 
 struct JobResult {
@@ -50,6 +52,7 @@ struct JobResult {
   double submit_s = 0;
   double start_s = -1;      // its root task started
   double finish_s = -1;     // its last vertex completed
+  int vertices = 0;         // worker vertices in its DAG (a synthetic job's width)
   int tasks = 0;            // worker task attempts started
   int preempted = 0;        // attempts killed
   double slot_seconds = 0;  // worker slot time used (killed attempts included)

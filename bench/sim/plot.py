@@ -22,6 +22,60 @@ def mean(xs):
     return sum(xs) / len(xs)
 
 
+def width_bin(w):
+    return "narrow (1-10)" if w <= 10 else ("medium (11-50)" if w <= 50 else "wide (>50)")
+
+
+def plot_cfq(out, by, policies):
+    """CFQ paper Figs. 5, 6 and 8: response-time CDF, mean slowdown per width
+    bin, CFQ-naive response time normalised by CFQ's, per width bin."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for p in policies:
+        rt = sorted(j["finish_s"] - j["submit_s"] for r in by[p] for j in r["jobs"])
+        ax.plot(rt, [(i + 1) / len(rt) for i in range(len(rt))], label=p)
+    ax.set_xscale("log")
+    ax.set_xlabel("job response time (s)")
+    ax.set_ylabel("CDF")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "cfq-response-cdf.png"), dpi=90)
+    plt.close(fig)
+    bins = ["narrow (1-10)", "medium (11-50)", "wide (>50)"]
+    shown = [p for p in policies if p != "FIFO"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.8 / len(shown)
+    for i, p in enumerate(shown):
+        vals = []
+        for b in bins:
+            s = [1 / j["anp"] for r in by[p] for j in r["jobs"] if width_bin(j["vertices"]) == b]
+            vals.append(mean(s) if s else 0)
+        ax.bar([k + i * width for k in range(len(bins))], vals, width, label=p)
+    ax.set_xticks([k + 0.4 for k in range(len(bins))])
+    ax.set_xticklabels(bins)
+    ax.set_ylabel("mean slowdown")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "cfq-slowdown-by-width.png"), dpi=90)
+    plt.close(fig)
+    if "CFQ" in by and "CFQ-naive" in by:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        vals = []
+        for b in bins:
+            ratios = []
+            for ra, rn in zip(by["CFQ"], by["CFQ-naive"]):
+                for ja, jn in zip(ra["jobs"], rn["jobs"]):
+                    if width_bin(ja["vertices"]) == b:
+                        ratios.append((jn["finish_s"] - jn["submit_s"]) /
+                                      (ja["finish_s"] - ja["submit_s"]))
+            vals.append(mean(ratios) if ratios else 0)
+        ax.bar(bins, vals)
+        ax.axhline(1, color="k", lw=0.5)
+        ax.set_ylabel("response time, naive / accurate profiles")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "cfq-naive-vs-accurate.png"), dpi=90)
+        plt.close(fig)
+
+
 def main():
     out = sys.argv[1]
     with open(os.path.join(out, "results.json")) as f:
@@ -29,9 +83,11 @@ def main():
     runs = res["runs"]
     policies = []
     for r in runs:
-        if r["policy"] not in policies:
-            policies.append(r["policy"])
-    by = {p: [r for r in runs if r["policy"] == p] for p in policies}
+        if r["label"] not in policies:
+            policies.append(r["label"])
+    by = {p: [r for r in runs if r["label"] == p] for p in policies}
+    if res["experiment"] == "cfq":
+        plot_cfq(out, by, policies)
 
     fig, axes = plt.subplots(2, 3, figsize=(14, 7))
     panels = [("snp", "SNP"), ("slowdown_l1", "slowdown l1"), ("slowdown_linf", "slowdown l∞"),
@@ -59,7 +115,7 @@ def main():
     fig, ax = plt.subplots(figsize=(max(8, len(names) * 0.5), 5))
     width = 0.8 / (len(policies) + 1)
     xs = range(len(names))
-    ax.bar([x for x in xs], [res["ideal_s"][n] for n in names], width, label="ideal", color="k")
+    ax.bar(list(xs), [res["ideal_s"][n] for n in names], width, label="ideal", color="k")
     for i, p in enumerate(policies):
         vals = [mean([r["jobs"][k]["finish_s"] - r["jobs"][k]["start_s"] for r in by[p]])
                 for k in range(len(names))]
@@ -76,7 +132,7 @@ def main():
     for p in policies:
         r = by[p][0]
         util = r["utilisation"]
-        if not util:
+        if not util or res["experiment"] == "cfq":
             continue
         step = r["utilisation_step_s"]
         t = [i * step for i in range(len(util))]

@@ -32,9 +32,15 @@ struct Experiment {
   std::string name;
   std::string config;  // under cluster-configs/
   std::string quick_config;
+  // Policy names; "P-naive" runs P with naive job profiles.
   std::vector<std::string> policies;
   int k = 10;
   std::vector<std::string> drop;
+  std::string workload = "quincy30.toml";  // under bench/workloads/
+  std::string quick_workload = "quick.toml";
+  // Ideal times from the job alone on an empty cluster (synthetic jobs:
+  // waves x task time) instead of QP K = 1 runs.
+  bool analytic_ideal = false;
 };
 
 const std::vector<Experiment>& Experiments() {
@@ -52,6 +58,15 @@ const std::vector<Experiment>& Experiments() {
        {"GFP", "QFP", "QFPX"},
        10,
        {"PrimeLarge"}},
+      {"cfq",
+       "sim-cfq.toml",
+       "sim-quick.toml",
+       {"FIFO", "FAIR", "SRPT", "CFQ", "CFQ-naive"},
+       100000,
+       {},
+       "cfq-google.toml",
+       "cfq-quick.toml",
+       true},
   };
   return kAll;
 }
@@ -66,13 +81,20 @@ struct Planned {
   bool main = false;   // a run of the experiment itself
 };
 
-std::string RunFileName(const RunSpec& s) {
-  return s.policy + "-k" + std::to_string(s.k) + "-s" + std::to_string(s.seed) + ".json";
+std::string Label(const RunSpec& s) {
+  return s.profiles == "naive" ? s.policy + "-naive" : s.policy;
 }
 
-Json RunToJson(const sim::RunResult& r, int k) {
+std::string RunFileName(const RunSpec& s) {
+  return Label(s) + "-k" + std::to_string(s.k) + "-s" + std::to_string(s.seed) + ".json";
+}
+
+Json RunToJson(const sim::RunResult& r, const RunSpec& spec) {
+  int k = spec.k;
   Json j;
   j["policy"] = r.policy;
+  j["label"] = Label(spec);
+  j["profiles"] = spec.profiles;
   j["seed"] = r.seed;
   j["k"] = k;
   j["slots"] = r.slots;
@@ -83,6 +105,7 @@ Json RunToJson(const sim::RunResult& r, int k) {
                     {"submit_s", x.submit_s},
                     {"start_s", x.start_s},
                     {"finish_s", x.finish_s},
+                    {"vertices", x.vertices},
                     {"tasks", x.tasks},
                     {"preempted", x.preempted},
                     {"slot_seconds", x.slot_seconds},
@@ -130,7 +153,8 @@ std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
                                 "--policy",      p.spec.policy,
                                 "--k",           std::to_string(p.spec.k),
                                 "--seed",        std::to_string(p.spec.seed),
-                                "--out",         p.file.string()};
+                                "--out",         p.file.string(),
+                                "--profiles",    p.spec.profiles};
   for (const std::string& d : p.spec.drop) {
     a.push_back("--drop");
     a.push_back(d);
@@ -192,7 +216,7 @@ const std::map<std::string, double>& PaperIdeal() {
 
 std::string Markdown(const std::string& experiment, const Json& results,
                      const std::map<std::string, double>& ideal,
-                     const std::vector<std::string>& order) {
+                     const std::vector<std::string>& order, const std::string& ideal_source) {
   std::ostringstream md;
   md << "# copse bench sim --experiment " << experiment << "\n\n"
      << "Means over seeds; DT in TB (10^12 bytes), shares of the total in brackets.\n\n"
@@ -201,7 +225,7 @@ std::string Markdown(const std::string& experiment, const Json& results,
   std::map<std::string, std::vector<const Json*>> by_policy;
   std::vector<std::string> policies;
   for (const Json& r : results["runs"]) {
-    std::string p = r["policy"];
+    std::string p = r["label"];
     if (by_policy[p].empty()) policies.push_back(p);
     by_policy[p].push_back(&r);
   }
@@ -223,7 +247,7 @@ std::string Markdown(const std::string& experiment, const Json& results,
        << Fixed(total / 1e12, 3) << " | " << Fixed(rack / 1e12, 3) << " (" << share(rack) << "%) | "
        << Fixed(core / 1e12, 3) << " (" << share(core) << "%) |\n";
   }
-  md << "\n## Ideal running times (QP, K = 1, mean over seeds)\n\n"
+  md << "\n## Ideal running times (" << ideal_source << ")\n\n"
      << "| instance | ideal (s) | paper Table 3 (s) |\n|---|---|---|\n";
   for (const std::string& name : order) {
     auto p = PaperIdeal().find(name);
@@ -252,21 +276,26 @@ std::string Markdown(const std::string& experiment, const Json& results,
 
 Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
   fs::path config = o.source_dir / "cluster-configs" / (o.quick ? e.quick_config : e.config);
-  fs::path workload = o.source_dir / "bench/workloads" / (o.quick ? "quick.toml" : "quincy30.toml");
-  // The quick cluster has 24 slots: four jobs at a time keep it busy.
-  int k = o.quick && e.k > 1 ? 4 : e.k;
+  fs::path workload = o.source_dir / "bench/workloads" / (o.quick ? e.quick_workload : e.workload);
+  // The quick cluster has 24 slots: four jobs at a time keep it busy (the
+  // cfq experiment admits every job at once in both modes).
+  int k = o.quick && e.k > 1 && e.k <= 10 ? 4 : e.k;
   std::vector<Planned> plan;
   for (int i = 0; i < o.seeds; ++i) {
     uint64_t seed = o.seed + static_cast<uint64_t>(i);
-    RunSpec ideal{config, workload, kIdealPolicy, 1, seed, e.drop};
-    Planned p{ideal, o.out / "runs" / RunFileName(ideal), true, false};
-    if (e.k == 1 && std::count(e.policies.begin(), e.policies.end(), kIdealPolicy)) {
-      p.main = true;  // the ideal experiment's own QP runs
+    if (!e.analytic_ideal) {
+      RunSpec ideal{config, workload, kIdealPolicy, 1, seed, e.drop};
+      Planned p{ideal, o.out / "runs" / RunFileName(ideal), true, false};
+      if (e.k == 1 && std::count(e.policies.begin(), e.policies.end(), kIdealPolicy)) {
+        p.main = true;  // the ideal experiment's own QP runs
+      }
+      plan.push_back(p);
     }
-    plan.push_back(p);
-    for (const std::string& policy : e.policies) {
-      RunSpec s{config, workload, policy, k, seed, e.drop};
-      if (policy == kIdealPolicy && e.k == 1) continue;
+    for (const std::string& label : e.policies) {
+      if (label == kIdealPolicy && e.k == 1) continue;
+      bool naive = label.ends_with("-naive");
+      std::string policy = naive ? label.substr(0, label.size() - 6) : label;
+      RunSpec s{config, workload, policy, k, seed, e.drop, naive ? "naive" : "accurate"};
       plan.push_back({s, o.out / "runs" / RunFileName(s), false, true});
     }
   }
@@ -292,8 +321,16 @@ Status RunOne(const RunSpec& spec, const fs::path& out) {
   so.scheduler.policy = spec.policy;
   so.max_running_jobs = spec.k;
   so.seed = spec.seed;
+  if (spec.profiles == "naive") {
+    so.profiles = sim::SimOptions::Profiles::kNaive;
+  } else if (spec.profiles == "none") {
+    so.profiles = sim::SimOptions::Profiles::kNone;
+  } else if (spec.profiles != "accurate") {
+    return InvalidArgument("--profiles must be accurate, naive or none, got '" + spec.profiles +
+                           "'");
+  }
   COPSE_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunSimulation(so, workload));
-  return WriteText(out, RunToJson(r, spec.k).dump() + "\n");
+  return WriteText(out, RunToJson(r, spec).dump() + "\n");
 }
 
 Status RunSuite(const SuiteOptions& o) {
@@ -330,6 +367,20 @@ Status RunSuite(const SuiteOptions& o) {
   }
   std::map<std::string, double> ideal;
   for (const auto& [name, s] : sums) ideal[name] = s.first / s.second;
+  std::string ideal_source = "QP, K = 1, mean over seeds";
+  if (e->analytic_ideal) {
+    ideal_source = "alone on the empty cluster: waves x task time";
+    COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(plan[0].spec.config));
+    COPSE_ASSIGN_OR_RETURN(std::vector<rootjob::InstanceSpec> workload,
+                           rootjob::LoadWorkload(plan[0].spec.workload));
+    int slots = config.TotalSlots();
+    order.clear();
+    for (const rootjob::InstanceSpec& s : workload) {
+      int waves = (s.partitions + slots - 1) / slots;
+      ideal[s.name] = waves * s.task_seconds;
+      order.push_back(s.name);
+    }
+  }
 
   Json results;
   results["experiment"] = o.experiment;
@@ -351,6 +402,8 @@ Status RunSuite(const SuiteOptions& o) {
     RunMetrics m = ComputeMetrics(times);
     Json run;
     run["policy"] = r["policy"];
+    run["label"] = r["label"];
+    run["profiles"] = r["profiles"];
     run["seed"] = r["seed"];
     run["k"] = r["k"];
     run["makespan_s"] = m.makespan_s;
@@ -369,7 +422,7 @@ Status RunSuite(const SuiteOptions& o) {
   }
   COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", results.dump(1) + "\n"));
   COPSE_RETURN_IF_ERROR(
-      WriteText(o.out / "results.md", Markdown(o.experiment, results, ideal, order)));
+      WriteText(o.out / "results.md", Markdown(o.experiment, results, ideal, order, ideal_source)));
   fs::path plot = o.source_dir / "bench/sim/plot.py";
   Result<pid_t> pid = Spawn({"/usr/bin/python3", plot.string(), o.out.string()});
   int status = 1;

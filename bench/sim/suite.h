@@ -1,6 +1,6 @@
 // The simulator benchmark suite behind `copse bench sim` (copse-bench-sim):
-// the Quincy paper's experiments (ideal, unconstrained, constrained) on the
-// simulator. Each (policy, seed) run happens in a child process (SimGrid
+// the Quincy paper's experiments (ideal, unconstrained, constrained) and the
+// CFQ paper's (cfq) on the simulator. Each (policy, seed) run happens in a child process (SimGrid
 // allows one engine per process), at most `parallel` at a time; the parent
 // merges them into DIR/results.json (schema: bench/sim/README.md),
 // DIR/results.md and, through bench/sim/plot.py, PNG figures.
@@ -41,7 +41,8 @@ struct RunSpec {
   std::string policy;
   int k = 10;
   uint64_t seed = 1;
-  std::vector<std::string> drop;  // instance names left out of the workload
+  std::vector<std::string> drop;      // instance names left out of the workload
+  std::string profiles = "accurate";  // CFQ/SRPT job profiles: accurate, naive, none
 };
 
 // Simulates `spec` and writes the raw run (sim::RunResult) as JSON to `out`.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -100,6 +101,25 @@ TEST(SimSuiteTest, ConstrainedQfpMovesFewerCoreBytesThanGfp) {
     for (const json& j : r["jobs"]) EXPECT_NE(j["name"], "PrimeLarge");
   }
   EXPECT_LT(MeanCore(res, "QFP"), MeanCore(res, "GFP"));
+}
+
+TEST(SimSuiteTest, CfqBeatsFifoOnTheSyntheticMix) {
+  TempDir d;
+  json res = RunQuick("cfq", d.path());
+  ASSERT_EQ(res["runs"].size(), 5u);
+  ExpectAllFinished(res);
+  std::map<std::string, double> l1;
+  for (const json& r : res["runs"]) {
+    l1[r["label"]] = r["slowdown_l1"].get<double>();
+    for (const json& j : r["jobs"]) {
+      EXPECT_DOUBLE_EQ(j["start_s"].get<double>(), j["submit_s"].get<double>());  // no queue
+      EXPECT_EQ(j["core_bytes"], 0);
+    }
+  }
+  ASSERT_EQ(l1.size(), 5u);
+  EXPECT_LT(l1["CFQ"], l1["FIFO"]);
+  EXPECT_LT(l1["SRPT"], l1["FIFO"]);
+  EXPECT_TRUE(std::filesystem::exists(d.path() / "cfq-response-cdf.png"));
 }
 
 TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
