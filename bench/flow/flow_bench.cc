@@ -37,7 +37,7 @@ struct Options {
   int steps = 10;
   uint64_t seed = 1;
   std::vector<std::string> scratch = {"cost_scaling", "relaxation", "race_scratch", "race"};
-  std::vector<std::string> incremental = {"race", "incremental", "incremental_cs"};
+  std::vector<std::string> incremental = {"race", "incremental", "incremental_cs", "relaxation"};
   std::vector<std::string> lemon = {"ns", "cs", "caps"};
   int lemon_every = 0;
   bool check = true;

@@ -13,12 +13,12 @@ mkdir -p "$out"
 copse="$root/build/release/bin/copse"
 for s in "${scales[@]}"; do
   case "$s" in
-    a) args=(--scale a --steps 50 --lemon-every 10) ;;
-    b) args=(--scale b --steps 10 --lemon-every 5) ;;
-    c) args=(--scale c --steps 5) ;;
+    a) args=(--scale a --steps 50 --lemon-every 10 --incremental race,incremental,incremental_cs,relaxation) ;;
+    b) args=(--scale b --steps 10 --lemon-every 5 --incremental race,incremental,incremental_cs,relaxation) ;;
+    c) args=(--scale c --steps 5 --incremental race,incremental,incremental_cs,relaxation) ;;
     cmem) args=(--scale c --steps 3 --scratch none --lemon none --incremental race) ;;
-    d) args=(--scale d --steps 3 --lemon-every 1 --lemon ns,cs --scratch cost_scaling,race) ;;
-    e) args=(--scale e --steps 3 --scratch cost_scaling,race) ;;
+    d) args=(--scale d --steps 3 --lemon-every 1 --lemon ns,cs --scratch cost_scaling,race --incremental race,incremental_cs) ;;
+    e) args=(--scale e --steps 3 --scratch cost_scaling,race --incremental race,incremental_cs) ;;
     *) echo "unknown scale $s" >&2; exit 2 ;;
   esac
   echo "== $s: copse bench flow ${args[*]} --json $out/$s.json  ($(date -u +%H:%M:%S), $(cut -d' ' -f1-3 /proc/loadavg))"

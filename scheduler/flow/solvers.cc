@@ -9,10 +9,18 @@
 namespace copse::flow {
 
 std::vector<std::string> SolverNames() {
-  return {"race",           "race_scratch",      "incremental",
-          "incremental_cs", "incremental_relax", "incremental_cs_local",
-          "race_firmament", "cost_scaling",      "cost_scaling_wide",
-          "relaxation",     "relaxation_fifo",   "ssp"};
+  return {"race",
+          "race_ssp",
+          "race_scratch",
+          "incremental",
+          "incremental_cs",
+          "incremental_relax",
+          "incremental_cs_local",
+          "cost_scaling",
+          "cost_scaling_wide",
+          "relaxation",
+          "relaxation_fifo",
+          "ssp"};
 }
 
 Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
@@ -43,13 +51,13 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     o.local_cost_scaling = true;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   }
-  if (name == "race_firmament") {
-    return std::unique_ptr<FlowSolver>(new RacingSolver(
-        "race_firmament", std::make_unique<RelaxationSolver>(), incremental(Engine::kCostScaling)));
-  }
   if (name == "race") {
     return std::unique_ptr<FlowSolver>(new RacingSolver(
-        "race", incremental(Engine::kShortestPaths, true), incremental(Engine::kCostScaling)));
+        "race", std::make_unique<RelaxationSolver>(), incremental(Engine::kCostScaling)));
+  }
+  if (name == "race_ssp") {
+    return std::unique_ptr<FlowSolver>(new RacingSolver(
+        "race_ssp", incremental(Engine::kShortestPaths, true), incremental(Engine::kCostScaling)));
   }
   if (name == "race_scratch") {
     return std::unique_ptr<FlowSolver>(new RacingSolver("race_scratch",

@@ -14,8 +14,8 @@ namespace copse::flow {
 
 // Names accepted by MakeSolver, default first.
 std::vector<std::string> SolverNames();
-// The default solver: the race of incremental successive shortest paths and
-// incremental cost scaling.
+// The default solver: Firmament's race of relaxation (from scratch) and
+// incremental cost scaling (docs/flow.md has the measurements behind it).
 inline constexpr std::string_view kDefaultSolver = "race";
 
 // A new solver by name; kInvalidArgument for an unknown name.
