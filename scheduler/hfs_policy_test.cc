@@ -80,5 +80,31 @@ TEST(HfsPolicyTest, MinSharePreemptionKillsNewestTasksOfPoolsAboveShare) {
                                               {13, kStart, 21, 3}}));
 }
 
+// Fair-share preemption: a pool below half its fair share for
+// fair_share_timeout gets up to its fair share back, taken from the newest
+// tasks of pools above theirs, never pushing those below their share.
+TEST(HfsPolicyTest, FairSharePreemptionAfterTimeout) {
+  auto s = MakeScheduler("HFS", Topology::Uniform(1, 4),
+                         {{"node_locality_wait", 0},
+                          {"rack_locality_wait", 0},
+                          {"fair_share_timeout", 5},
+                          {"fair_share_threshold", 0.5}});
+  Driver d(*s);
+  JobPlan hog = MakeJob(1, 0, {});
+  for (int i = 0; i < 4; ++i) hog.tasks.push_back(MakeTask(10 + i, 1000, {}, i));
+  hog.attributes.pool = {"batch", 1.0, 0, false, kNever};
+  d.AddJob(hog);
+  JobPlan late = MakeJob(2, 10, {MakeTask(20, 100), MakeTask(21, 100), MakeTask(22, 100)});
+  late.attributes.pool = {"adhoc", 1.0, 0, false, kNever};
+  d.AddJob(late);
+  ASSERT_TRUE(d.RunUntil(Sec(30)).ok());
+  auto& hfs = dynamic_cast<HfsPolicy&>(s->policy());
+  EXPECT_NEAR(hfs.fair_share("adhoc"), 2, 1e-6);
+  EXPECT_EQ(Acts(d, 5, 30), (std::vector<Act>{{15, Decision::Kind::kKillTask, 13, 3},
+                                              {15, Decision::Kind::kKillTask, 12, 2},
+                                              {15, kStart, 20, 2},
+                                              {15, kStart, 21, 3}}));
+}
+
 }  // namespace
 }  // namespace copse::scheduler
