@@ -227,9 +227,10 @@ TEST(SchedulerTest, BadPolicyConfigsNameTheKey) {
 // over-committed.
 class EveryPolicyTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EveryPolicyTest, RunsWorkloadToCompletion) {
+// Plays the workload; returns every decision with its time.
+std::vector<std::pair<Timestamp, Decision>> PlayMixedWorkload(const std::string& policy) {
   Topology topo = Topology::Uniform(2, 3, 2);
-  auto s = Make(GetParam(), topo, /*k=*/3);
+  auto s = Make(policy, topo, /*k=*/3);
   Driver driver(*s);
   TaskId next = 1;
   for (JobId j = 1; j <= 5; ++j) {
@@ -256,12 +257,20 @@ TEST_P(EveryPolicyTest, RunsWorkloadToCompletion) {
       ASSERT_LE(s->state().computer(c).used, topo.computers[c].slots);
     }
   };
-  ASSERT_TRUE(driver.RunUntil(Sec(1000)).ok());
+  Status st = driver.RunUntil(Sec(1000));
+  EXPECT_TRUE(st.ok()) << st.ToString();
   for (JobId j = 1; j <= 5; ++j) EXPECT_TRUE(driver.finished(j).has_value()) << "job " << j;
   int completed = 0;
   for (const auto& span : driver.spans()) completed += span.completed ? 1 : 0;
   EXPECT_EQ(completed, 30);
   EXPECT_EQ(s->state().num_admitted(), 0);
+  return driver.decisions();
+}
+
+TEST_P(EveryPolicyTest, RunsWorkloadToCompletionDeterministically) {
+  auto first = PlayMixedWorkload(GetParam());
+  auto second = PlayMixedWorkload(GetParam());
+  EXPECT_EQ(first, second);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, EveryPolicyTest, ::testing::ValuesIn(PolicyNames()),
