@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/net/auth.h"
+#include "dfs/chunk_memory.h"
 #include "dfs/client.h"
 
 namespace copse::client {
@@ -21,6 +22,7 @@ int Fail(const std::string& what, const Status& s) {
 Result<std::unique_ptr<dfs::DfsClient>> Connect(const ClusterConfig& config,
                                                 const std::string& computer) {
   COPSE_ASSIGN_OR_RETURN(std::string secret, net::LoadSecret(config.secret_file));
+  dfs::TuneHeapForChunks();
   dfs::DfsClientOptions o;
   o.computer = computer;
   return dfs::DfsClient::Connect(config, secret, o);

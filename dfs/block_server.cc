@@ -321,12 +321,19 @@ void BlockServer::MaybeAckUp(Transfer& t) {
 }
 
 void BlockServer::MaybeFinish(Transfer& t) {
-  if (t.failed || !t.ended || !t.down_done) return;
-  Status s = store_.CommitBlock(t.block, t.bytes, t.received);
-  if (!s.ok()) {
-    FailWrite(t, s);
-    return;
+  if (t.failed || !t.ended) return;
+  // Commit here as soon as every chunk is stored, while the replicas
+  // downstream commit their copies, so the pipeline syncs in parallel.
+  if (!t.committed) {
+    Status s = store_.CommitBlock(t.block, t.bytes, t.received);
+    if (!s.ok()) {
+      FailWrite(t, s);
+      return;
+    }
+    t.committed = true;
+    if (callbacks_.stored) callbacks_.stored(t.block, t.bytes);
   }
+  if (!t.down_done) return;
   capnp::MallocMessageBuilder msg;
   auto a = msg.initRoot<proto::DfsMessage>().initWriteAck();
   a.setBlockId(t.block);
@@ -337,7 +344,6 @@ void BlockServer::MaybeFinish(Transfer& t) {
   auto failures = a.initFailures(static_cast<unsigned>(t.failures.size()));
   for (unsigned i = 0; i < t.failures.size(); ++i) failures.set(i, t.failures[i]);
   SendMessage(*t.conn, msg);
-  if (callbacks_.stored) callbacks_.stored(t.block, t.bytes);
   net::Connection* conn = t.conn;
   t = Transfer{};
   t.conn = conn;
@@ -347,7 +353,7 @@ void BlockServer::FailWrite(Transfer& t, const Status& why) {
   if (t.failed) return;
   t.failed = true;
   spdlog::warn("write of block {} failed on {}: {}", t.block, options_.computer, why.ToString());
-  store_.AbortBlock(t.block);
+  if (!t.committed) store_.AbortBlock(t.block);
   Retire(std::move(t.down));
   t.down_done = true;
   if (t.conn) {

@@ -86,6 +86,7 @@ class BlockServer final : public net::ConnectionHandler {
     uint64_t bytes = 0;
     bool ended = false;
     bool failed = false;
+    bool committed = false;          // committed here (downstream may still be busy)
     std::unique_ptr<PeerLink> down;  // the next replica, while it is in the pipeline
     std::string down_computer;
     uint32_t down_acked = 0;

@@ -9,6 +9,7 @@
 #include "common/daemon.h"
 #include "common/log.h"
 #include "common/net/auth.h"
+#include "dfs/chunk_memory.h"
 #include "worker/worker_agent.h"
 #include "worker/worker_dfs.h"
 #include "worker/worker_service.h"
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_flag("--quiet", quiet, "log only errors to stderr (the log file gets everything)");
   CLI11_PARSE(app, argc, argv);
+  copse::dfs::TuneHeapForChunks();
 
   auto env = copse::LoadDaemonEnv(config_path);
   if (!env.ok()) {

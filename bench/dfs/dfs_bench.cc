@@ -37,6 +37,7 @@
 #include "common/config.h"
 #include "common/exec_argv.h"
 #include "common/net/auth.h"
+#include "dfs/chunk_memory.h"
 #include "dfs/client.h"
 
 extern char** environ;
@@ -420,5 +421,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   ::signal(SIGPIPE, SIG_IGN);
+  copse::dfs::TuneHeapForChunks();
   return copse::bench::Run(size_mb, block_mb, repeat, json, keep);
 }
