@@ -114,6 +114,7 @@ void HfsPolicy::UpdatePools(const ClusterState& s, Timestamp now) {
     running_[id] = j.placed;
   }
   std::vector<PoolDemand> demand;
+  demand.reserve(next.size());
   for (const auto& [name, p] : next) {
     demand.push_back(
         {p.spec.weight, static_cast<double>(p.spec.min_share), static_cast<double>(p.demand)});
@@ -159,6 +160,7 @@ std::vector<JobId> HfsPolicy::SortedJobs(const ClusterState& s) const {
     return a.seq < b.seq;
   });
   std::vector<JobId> out;
+  out.reserve(keys.size());
   for (const Key& k : keys) out.push_back(k.id);
   return out;
 }

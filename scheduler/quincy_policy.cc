@@ -15,7 +15,7 @@ Result<std::unique_ptr<QuincyPolicy>> QuincyPolicy::Create(std::string name,
   COPSE_ASSIGN_OR_RETURN(std::unique_ptr<flow::FlowSolver> solver,
                          flow::MakeSolver(options.solver));
   return std::unique_ptr<QuincyPolicy>(
-      new QuincyPolicy(std::move(name), topology, options, std::move(solver)));
+      new QuincyPolicy(std::move(name), topology, std::move(options), std::move(solver)));
 }
 
 QuincyPolicy::QuincyPolicy(std::string name, const Topology& topology, QuincyOptions options,

@@ -74,7 +74,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(Topology topology, Schedule
     return InvalidArgument("max_running_jobs (K) must be >= 1, got " +
                            std::to_string(options.max_running_jobs));
   }
-  PolicyContext ctx{&topology, options.seed, options.flow_solver, options.stats_clock};
+  PolicyContext ctx{&topology, options.seed, std::move(options.flow_solver), options.stats_clock};
   COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(options.policy, ctx));
   return std::unique_ptr<Scheduler>(
       new Scheduler(std::move(topology), std::move(policy), options.max_running_jobs));
