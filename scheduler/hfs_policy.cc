@@ -39,39 +39,6 @@ double HfsPolicy::fair_share(const std::string& pool) const {
   return it == pools_.end() ? 0 : it->second.fair_share;
 }
 
-void HfsPolicy::Index(const ClusterState& s, const TaskInfo& t) {
-  if (node_local_.empty()) {
-    node_local_.resize(s.num_computers());
-    rack_local_.resize(s.num_racks());
-  }
-  const uint64_t seq = t.queued_seq;
-  indexed_[t.id] = seq;
-  std::set<RackId> racks;
-  for (const PreferredComputer& c : t.locality.computers) {
-    node_local_[c.computer].Push(t.job, seq, t.id);
-    racks.insert(s.rack_of(c.computer));
-  }
-  for (const PreferredRack& r : t.locality.racks) racks.insert(r.rack);
-  for (RackId r : racks) rack_local_[r].Push(t.job, seq, t.id);
-  if (ClusterState::LocalityFree(t)) anywhere_.Push(t.job, seq, t.id);
-  all_.Push(t.job, seq, t.id);
-}
-
-void HfsPolicy::Unindex(const TaskInfo& t) {
-  auto it = indexed_.find(t.id);
-  if (it == indexed_.end()) return;
-  const uint64_t seq = it->second;
-  indexed_.erase(it);
-  for (const PreferredComputer& c : t.locality.computers) {
-    node_local_[c.computer].Erase(t.job, seq, t.id);
-  }
-  for (TaskQueue& q : rack_local_) {
-    if (!t.locality.computers.empty() || !t.locality.racks.empty()) q.Erase(t.job, seq, t.id);
-  }
-  anywhere_.Erase(t.job, seq, t.id);
-  all_.Erase(t.job, seq, t.id);
-}
-
 void HfsPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp now) {
   (void)now;
   switch (ch.kind) {
@@ -84,12 +51,12 @@ void HfsPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp now) 
       roots_.Forget(ch.job);
       break;
     case Change::Kind::kTaskWaiting:
-      if (!ch.task->root) Index(s, *ch.task);
+      if (!ch.task->root) index_.Add(s, *ch.task);
       break;
     case Change::Kind::kTaskPlaced:
     case Change::Kind::kTaskKillRequested:
     case Change::Kind::kTaskRemoved:
-      Unindex(*ch.task);
+      index_.Remove(*ch.task);
       break;
     default:
       break;
@@ -142,7 +109,8 @@ std::vector<JobId> HfsPolicy::SortedJobs(const ClusterState& s) const {
   for (const auto& [id, js] : jobs_) {
     const JobInfo& j = s.job(id);
     int running = running_.count(id) ? running_.at(id) : 0;
-    if (all_.FirstOf(id) == kNoTask || running >= j.attributes.max_tasks.value_or(1 << 30)) {
+    if (index_.all().FirstOf(id) == kNoTask ||
+        running >= j.attributes.max_tasks.value_or(1 << 30)) {
       continue;
     }
     const PoolState& p = pools_.at(js.pool);
@@ -168,18 +136,18 @@ std::vector<JobId> HfsPolicy::SortedJobs(const ClusterState& s) const {
 bool HfsPolicy::Assign(const ClusterState& s, ComputerId c, std::vector<Decision>* out) {
   for (JobId id : SortedJobs(s)) {
     JobState& js = jobs_.at(id);
-    TaskId t = node_local_[c].FirstOf(id);
-    if (t == kNoTask) t = anywhere_.FirstOf(id);
+    TaskId t = index_.node_local(c).FirstOf(id);
+    if (t == kNoTask) t = index_.anywhere().FirstOf(id);
     int level = 0;
     if (t == kNoTask) {
-      t = rack_local_[s.rack_of(c)].FirstOf(id);
+      t = index_.rack_local(s.rack_of(c)).FirstOf(id);
       level = 1;
       if (t != kNoTask && !(js.level >= 1 || js.wait >= options_.node_wait)) t = kNoTask;
     }
     if (t == kNoTask) {
       bool may = js.level == 2 || (js.level == 1 && js.wait >= options_.rack_wait) ||
                  (js.level == 0 && js.wait >= SatAdd(options_.node_wait, options_.rack_wait));
-      if (may) t = all_.FirstOf(id);
+      if (may) t = index_.all().FirstOf(id);
       level = 2;
     }
     if (t == kNoTask) {
@@ -189,7 +157,7 @@ bool HfsPolicy::Assign(const ClusterState& s, ComputerId c, std::vector<Decision
     js.wait = Duration{0};
     js.level = level;
     out->push_back({Decision::Kind::kStartTask, id, t, c, false});
-    Unindex(s.task(t));
+    index_.Remove(s.task(t));
     ++running_[id];
     ++pools_.at(js.pool).running;
     return true;
@@ -246,7 +214,7 @@ Status HfsPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<Dec
   SlotLedger ledger(s);
   roots_.Place(s, ledger, out);
   Preempt(s, now, out);
-  if (node_local_.empty()) return Status::Ok();  // no task seen yet
+  if (!index_.sized()) return Status::Ok();  // no task seen yet
   for (ComputerId c = 0; c < s.num_computers(); ++c) {
     while (ledger.free(c) > 0 && Assign(s, c, out)) ledger.Take(c);
   }

@@ -30,9 +30,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "scheduler/locality_index.h"
 #include "scheduler/policy.h"
 #include "scheduler/root_placement.h"
-#include "scheduler/task_queue.h"
 
 namespace copse::scheduler {
 
@@ -75,8 +75,6 @@ class HfsPolicy final : public Policy {
   };
 
   static std::string PoolOf(const JobInfo& j);
-  void Index(const ClusterState& s, const TaskInfo& t);
-  void Unindex(const TaskInfo& t);
   void UpdatePools(const ClusterState& s, Timestamp now);
   std::vector<JobId> SortedJobs(const ClusterState& s) const;
   void Preempt(const ClusterState& s, Timestamp now, std::vector<Decision>* out);
@@ -84,11 +82,7 @@ class HfsPolicy final : public Policy {
 
   HfsOptions options_;
   RootPlacer roots_;
-  std::vector<TaskQueue> node_local_;  // per computer
-  std::vector<TaskQueue> rack_local_;  // per rack
-  TaskQueue anywhere_;                 // locality-free tasks
-  TaskQueue all_;                      // every waiting worker task
-  std::unordered_map<TaskId, uint64_t> indexed_;
+  LocalityIndex index_;  // waiting worker tasks
   std::map<JobId, JobState> jobs_;
   std::map<std::string, PoolState> pools_;
   std::optional<Timestamp> last_heartbeat_;

@@ -36,39 +36,6 @@ double JobOrderPolicy::EstimateSlotTime(const JobInfo& j) const {
   return n * avg;
 }
 
-void JobOrderPolicy::Index(const ClusterState& s, const TaskInfo& t) {
-  if (node_local_.empty()) {
-    node_local_.resize(s.num_computers());
-    rack_local_.resize(s.num_racks());
-  }
-  const uint64_t seq = t.queued_seq;
-  indexed_[t.id] = seq;
-  std::set<RackId> racks;
-  for (const PreferredComputer& c : t.locality.computers) {
-    node_local_[c.computer].Push(t.job, seq, t.id);
-    racks.insert(s.rack_of(c.computer));
-  }
-  for (const PreferredRack& r : t.locality.racks) racks.insert(r.rack);
-  for (RackId r : racks) rack_local_[r].Push(t.job, seq, t.id);
-  if (ClusterState::LocalityFree(t)) anywhere_.Push(t.job, seq, t.id);
-  all_.Push(t.job, seq, t.id);
-}
-
-void JobOrderPolicy::Unindex(const TaskInfo& t) {
-  auto it = indexed_.find(t.id);
-  if (it == indexed_.end()) return;
-  const uint64_t seq = it->second;
-  indexed_.erase(it);
-  for (const PreferredComputer& c : t.locality.computers) {
-    node_local_[c.computer].Erase(t.job, seq, t.id);
-  }
-  if (!ClusterState::LocalityFree(t)) {
-    for (TaskQueue& q : rack_local_) q.Erase(t.job, seq, t.id);
-  }
-  anywhere_.Erase(t.job, seq, t.id);
-  all_.Erase(t.job, seq, t.id);
-}
-
 void JobOrderPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp now) {
   switch (ch.kind) {
     case Change::Kind::kJobAdmitted: {
@@ -84,18 +51,18 @@ void JobOrderPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp 
       roots_.Forget(ch.job);
       break;
     case Change::Kind::kTaskWaiting:
-      if (!ch.task->root) Index(s, *ch.task);
+      if (!ch.task->root) index_.Add(s, *ch.task);
       break;
     case Change::Kind::kTaskRemoved:
       if (ch.reason == Change::Reason::kCompleted) {
         completed_time_ += ch.task->ran;
         ++completed_;
       }
-      Unindex(*ch.task);
+      index_.Remove(*ch.task);
       break;
     case Change::Kind::kTaskPlaced:
     case Change::Kind::kTaskKillRequested:
-      Unindex(*ch.task);
+      index_.Remove(*ch.task);
       break;
     default:
       break;
@@ -129,10 +96,10 @@ std::vector<double> JobOrderPolicy::Keys(const ClusterState& s, Timestamp now) c
 }
 
 TaskId JobOrderPolicy::PickTask(const ClusterState& s, JobId job, ComputerId c) const {
-  TaskId t = node_local_[c].FirstOf(job);
-  if (t == kNoTask) t = anywhere_.FirstOf(job);
-  if (t == kNoTask) t = rack_local_[s.rack_of(c)].FirstOf(job);
-  if (t == kNoTask) t = all_.FirstOf(job);
+  TaskId t = index_.node_local(c).FirstOf(job);
+  if (t == kNoTask) t = index_.anywhere().FirstOf(job);
+  if (t == kNoTask) t = index_.rack_local(s.rack_of(c)).FirstOf(job);
+  if (t == kNoTask) t = index_.all().FirstOf(job);
   return t;
 }
 
@@ -140,7 +107,7 @@ Status JobOrderPolicy::Schedule(const ClusterState& s, Timestamp now, std::vecto
   AdvanceVirtualTime(s, now);
   SlotLedger ledger(s);
   roots_.Place(s, ledger, out);
-  if (node_local_.empty()) return Status::Ok();  // no task seen yet
+  if (!index_.sized()) return Status::Ok();  // no task seen yet
   const std::vector<JobId>& jobs = s.admitted_jobs();
   std::vector<double> keys = Keys(s, now);
   std::vector<int> running(jobs.size());
@@ -150,7 +117,8 @@ Status JobOrderPolicy::Schedule(const ClusterState& s, Timestamp now, std::vecto
       int best = -1;  // admitted_jobs is in admission order: the first minimum wins ties
       for (size_t i = 0; i < jobs.size(); ++i) {
         const JobAttributes& a = s.job(jobs[i]).attributes;
-        if (all_.FirstOf(jobs[i]) == kNoTask || running[i] >= a.max_tasks.value_or(1 << 30)) {
+        if (index_.all().FirstOf(jobs[i]) == kNoTask ||
+            running[i] >= a.max_tasks.value_or(1 << 30)) {
           continue;
         }
         if (best < 0 || keys[i] < keys[best]) best = static_cast<int>(i);
@@ -159,7 +127,7 @@ Status JobOrderPolicy::Schedule(const ClusterState& s, Timestamp now, std::vecto
       TaskId t = PickTask(s, jobs[best], c);
       out->push_back({Decision::Kind::kStartTask, jobs[best], t, c, false});
       ledger.Take(c);
-      Unindex(s.task(t));
+      index_.Remove(s.task(t));
       ++running[best];
       if (options_.order == JobOrder::kFair) keys[best] = running[best];
     }

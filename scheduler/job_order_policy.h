@@ -28,9 +28,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "scheduler/locality_index.h"
 #include "scheduler/policy.h"
 #include "scheduler/root_placement.h"
-#include "scheduler/task_queue.h"
 
 namespace copse::scheduler {
 
@@ -63,8 +63,6 @@ class JobOrderPolicy final : public Policy {
 
   void AdvanceVirtualTime(const ClusterState& s, Timestamp now);
   double EstimateSlotTime(const JobInfo& j) const;
-  void Index(const ClusterState& s, const TaskInfo& t);
-  void Unindex(const TaskInfo& t);
   std::vector<double> Keys(const ClusterState& s, Timestamp now) const;
   TaskId PickTask(const ClusterState& s, JobId job, ComputerId c) const;
 
@@ -77,10 +75,7 @@ class JobOrderPolicy final : public Policy {
   std::optional<Timestamp> v_at_;
   Duration completed_time_{0};  // for l̃
   int64_t completed_ = 0;
-  std::vector<TaskQueue> node_local_;
-  std::vector<TaskQueue> rack_local_;
-  TaskQueue anywhere_, all_;
-  std::unordered_map<TaskId, uint64_t> indexed_;
+  LocalityIndex index_;  // waiting worker tasks
 };
 
 }  // namespace copse::scheduler
