@@ -1,7 +1,7 @@
 // copse-bench-sim: the Quincy paper's experiments on the simulator.
 //   copse bench sim --experiment NAME --out DIR [--seed S] [--seeds N] [--quick]
 // (the copse client runs this executable for `copse bench sim`). Experiments:
-// ideal, unconstrained, constrained, cfq; bench/sim/README.md describes them and
+// ideal, unconstrained, constrained, cfq, scale; bench/sim/README.md describes them and
 // the results.json schema. `--run-one` is the per-run child mode.
 #include <unistd.h>
 
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   bool run_one = false;
   copse::bench::RunSpec spec;
   std::string config, workload;
-  app.add_option("--experiment", o.experiment, "ideal | unconstrained | constrained | cfq");
+  app.add_option("--experiment", o.experiment, "ideal | unconstrained | constrained | cfq | scale");
   app.add_option("--out", out, "output directory (results.json, results.md, figures)")->required();
   app.add_option("--seed", o.seed, "first seed (default 1)");
   app.add_option("--seeds", o.seeds, "number of seeds (default 1)")->check(CLI::Range(1, 100));

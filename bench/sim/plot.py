@@ -6,7 +6,7 @@ Writes DIR/metrics.png (Figures 6 and 8: SNP, slowdown norms, unfairness,
 makespan, data transferred per policy), DIR/jobs.png (Figures 5 and 9: each
 instance's mean running time per policy beside its ideal time) and
 DIR/utilisation-POLICY.png (Figure 7: running workers per instance over time,
-first seed).
+first seed). For `scale`: DIR/scale-latency-cdf.png (Firmament Fig. 14).
 """
 import json
 import os
@@ -76,10 +76,36 @@ def plot_cfq(out, by, policies):
         plt.close(fig)
 
 
+def plot_scale(out, res):
+    """Firmament Fig. 14: CDF of task placement latency per solver, from the
+    raw latencies in DIR/runs/SOLVER-sSEED.json (first seed)."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    seed = res["runs"][0]["seed"]
+    for r in res["runs"]:
+        if r["seed"] != seed:
+            continue
+        with open(os.path.join(out, "runs", "%s-s%d.json" % (r["solver"], seed))) as f:
+            lat = sorted(x / 1e3 for x in json.load(f)["latency_ms"])
+        if lat:
+            ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))], label=r["solver"])
+    ax.set_xscale("log")
+    ax.set_xlabel("task placement latency (s)")
+    ax.set_ylabel("CDF")
+    ax.set_title("%d computers, %d slots, policy %s" % (
+        res["runs"][0]["computers"], res["runs"][0]["slots"], res["runs"][0]["policy"]))
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "scale-latency-cdf.png"), dpi=100)
+    plt.close(fig)
+
+
 def main():
     out = sys.argv[1]
     with open(os.path.join(out, "results.json")) as f:
         res = json.load(f)
+    if res["experiment"] == "scale":
+        plot_scale(out, res)
+        return
     runs = res["runs"]
     policies = []
     for r in runs:

@@ -307,6 +307,7 @@ Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
 std::vector<std::string> ExperimentNames() {
   std::vector<std::string> n;
   for (const Experiment& e : Experiments()) n.push_back(e.name);
+  n.push_back("scale");
   return n;
 }
 
@@ -334,6 +335,7 @@ Status RunOne(const RunSpec& spec, const fs::path& out) {
 }
 
 Status RunSuite(const SuiteOptions& o) {
+  if (o.experiment == "scale") return RunScaleSuite(o);
   auto e = std::find_if(Experiments().begin(), Experiments().end(),
                         [&](const Experiment& x) { return x.name == o.experiment; });
   if (e == Experiments().end()) {

@@ -45,6 +45,12 @@ struct RunSpec {
   std::string profiles = "accurate";  // CFQ/SRPT job profiles: accurate, naive, none
 };
 
+// The `scale` experiment (bench/sim/scale_suite.cc): placement latency of
+// each flow solver on the network-less scale simulator (sim/scale_sim.h),
+// run in this process, one solver after the other (their wall times are
+// the measurement, so they never run side by side).
+Status RunScaleSuite(const SuiteOptions& options);
+
 // Simulates `spec` and writes the raw run (sim::RunResult) as JSON to `out`.
 Status RunOne(const RunSpec& spec, const std::filesystem::path& out);
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "tests/harness/harness.h"
@@ -120,6 +121,38 @@ TEST(SimSuiteTest, CfqBeatsFifoOnTheSyntheticMix) {
   EXPECT_LT(l1["CFQ"], l1["FIFO"]);
   EXPECT_LT(l1["SRPT"], l1["FIFO"]);
   EXPECT_TRUE(std::filesystem::exists(d.path() / "cfq-response-cdf.png"));
+}
+
+TEST(SimSuiteTest, ScaleGivesOrderedLatencyPercentilesForEverySolver) {
+  TempDir d;
+  json res = RunQuick("scale", d.path());
+  EXPECT_EQ(res["experiment"], "scale");
+  EXPECT_EQ(res["slots"], 3350);
+  std::set<std::string> solvers;
+  for (const json& r : res["runs"]) {
+    std::string s = r["solver"];
+    solvers.insert(s);
+    EXPECT_EQ(r["policy"], "Q") << s;
+    EXPECT_EQ(r["computers"], 250) << s;
+    EXPECT_EQ(r["initial_tasks"], 3015) << s;  // 90% of the slots
+    EXPECT_GT(r["rounds"].get<int>(), 1) << s;
+    EXPECT_LE(r["rounds"].get<int>(), r["max_rounds"].get<int>()) << s;
+    EXPECT_GT(r["tasks_placed"].get<int>(), 0) << s;
+    EXPECT_EQ(r["violations"], 0) << s;  // every start: a waiting task, a free slot
+    EXPECT_LE(r["tasks_placed"].get<int>(),
+              r["tasks_submitted"].get<int>() + r["tasks_killed"].get<int>())
+        << s;
+    double p50 = r["p50_ms"], p90 = r["p90_ms"], p99 = r["p99_ms"], max = r["max_ms"];
+    EXPECT_GT(p50, 0) << s;  // each round's wall time is charged
+    EXPECT_LE(p50, p90) << s;
+    EXPECT_LE(p90, p99) << s;
+    EXPECT_LE(p99, max) << s;
+    json raw = json::parse(ReadFile(d.path() / "runs" / (s + "-s1.json")));
+    EXPECT_EQ(raw["latency_ms"].size(), r["tasks_placed"].get<size_t>()) << s;
+  }
+  EXPECT_EQ(solvers, (std::set<std::string>{"cost_scaling", "relaxation", "incremental_cs", "race",
+                                            "incremental"}));
+  EXPECT_TRUE(std::filesystem::exists(d.path() / "results.md"));
 }
 
 TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {

@@ -1,0 +1,335 @@
+#include "sim/scale_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/topology.h"
+
+namespace copse::sim {
+
+namespace {
+
+using scheduler::Decision;
+using scheduler::JobId;
+using scheduler::TaskId;
+
+Timestamp ToTime(double s) { return Timestamp(std::llround(s * 1e6)); }
+double Ms(Duration d) { return static_cast<double>(d.count()) / 1e3; }
+
+enum class EventKind { kArrival, kCompletion };
+
+struct Event {
+  double at = 0;
+  uint64_t seq = 0;
+  EventKind kind = EventKind::kArrival;
+  TaskId task = 0;
+  uint64_t generation = 0;  // a completion is stale once its task was killed
+  bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+struct SimTask {
+  JobId job = 0;
+  double submitted = 0;  // arrival, or the kill that made it wait again
+  double duration = 0;
+  bool running = false;
+  int computer = -1;
+  uint64_t generation = 0;
+};
+
+class ScaleSim {
+ public:
+  ScaleSim(const ScaleOptions& o, scheduler::Scheduler& sched)
+      : o_(o), sched_(sched), rng_(o.seed) {
+    for (const ComputerConfig& c : o.config.computers) {
+      slots_.push_back(c.slots);
+      rack_of_.push_back(c.rack_index);
+      total_slots_ += c.slots;
+    }
+    busy_.assign(slots_.size(), 0);
+  }
+
+  Status Run();
+  ScaleResult TakeResult() { return std::move(r_); }
+
+ private:
+  Status Handle(const scheduler::Event& e, double at) {
+    changed_ = true;
+    return sched_.Handle(e, ToTime(at));
+  }
+  void Push(double at, EventKind kind, TaskId task, uint64_t generation) {
+    events_.push({at, next_seq_++, kind, task, generation});
+  }
+  scheduler::TaskLocality Locality();
+  // A new job of `n` tasks; returns their ids.
+  Result<std::vector<TaskId>> NewJob(int n, double at);
+  Status Adopt(TaskId id, double at);
+  Status Deliver(double until, bool inclusive);
+  Status OnEvent(const Event& e);
+  Status Apply(const Decision& d, double at);
+  int JobSize() {
+    std::geometric_distribution<int> g(1.0 / o_.mean_tasks_per_job);
+    return 1 + g(rng_);
+  }
+  double Duration() { return std::exponential_distribution<double>(1.0 / o_.mean_task_s)(rng_); }
+  double NextEventTime() const {
+    return events_.empty() ? std::numeric_limits<double>::infinity() : events_.top().at;
+  }
+
+  const ScaleOptions& o_;
+  scheduler::Scheduler& sched_;
+  std::mt19937_64 rng_;
+  std::vector<int> slots_, busy_, rack_of_;
+  int total_slots_ = 0;
+  int busy_total_ = 0;
+  std::unordered_map<TaskId, SimTask> tasks_;
+  std::unordered_map<JobId, int> job_left_;  // unfinished tasks per job
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  uint64_t next_seq_ = 1;
+  JobId next_job_ = 1;
+  TaskId next_task_ = 1;
+  int waiting_ = 0;
+  bool changed_ = false;
+  double utilisation_sum_ = 0;
+  ScaleResult r_;
+};
+
+scheduler::TaskLocality ScaleSim::Locality() {
+  // Three replicas on distinct random computers: no transfer there, rack
+  // transfer in their racks, core transfer elsewhere.
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(slots_.size()) - 1);
+  scheduler::TaskLocality loc;
+  loc.worst = {0, o_.input_bytes};
+  std::set<int> chosen;
+  while (chosen.size() < std::min<size_t>(3, slots_.size())) chosen.insert(pick(rng_));
+  std::set<int> racks;
+  for (int c : chosen) {
+    loc.computers.push_back({c, {0, 0}});
+    if (racks.insert(rack_of_[c]).second) loc.racks.push_back({rack_of_[c], {o_.input_bytes, 0}});
+  }
+  return loc;
+}
+
+Result<std::vector<TaskId>> ScaleSim::NewJob(int n, double at) {
+  JobId job = next_job_++;
+  scheduler::JobSubmitted js{job, scheduler::kNoTask, {}};
+  js.attributes.submitted = ToTime(at);
+  js.attributes.root_in_cluster = false;
+  js.attributes.expected_tasks = n;
+  COPSE_RETURN_IF_ERROR(Handle(js, at));
+  job_left_[job] = n;
+  std::vector<TaskId> ids;
+  for (int i = 0; i < n; ++i) {
+    TaskId id = next_task_++;
+    tasks_[id] = SimTask{job, at, Duration(), false, -1, 0};
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Seats a task that runs at time 0: on a replica holder with a free slot if
+// any, else on a random computer with a free slot.
+Status ScaleSim::Adopt(TaskId id, double at) {
+  scheduler::TaskLocality loc = Locality();
+  int computer = -1;
+  for (const scheduler::PreferredComputer& p : loc.computers) {
+    if (busy_[p.computer] < slots_[p.computer]) {
+      computer = p.computer;
+      break;
+    }
+  }
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(slots_.size()) - 1);
+  while (computer < 0) {
+    int c = pick(rng_);
+    if (busy_[c] < slots_[c]) computer = c;
+  }
+  SimTask& t = tasks_.at(id);
+  COPSE_RETURN_IF_ERROR(Handle(scheduler::TaskAdopted{id, t.job, computer, ToTime(at), loc}, at));
+  t.running = true;
+  t.computer = computer;
+  ++busy_[computer];
+  ++busy_total_;
+  Push(at + t.duration, EventKind::kCompletion, id, t.generation);
+  return Status::Ok();
+}
+
+Status ScaleSim::OnEvent(const Event& e) {
+  if (e.kind == EventKind::kArrival) {
+    int n = JobSize();
+    COPSE_ASSIGN_OR_RETURN(std::vector<TaskId> ids, NewJob(n, e.at));
+    ++r_.jobs_arrived;
+    for (TaskId id : ids) {
+      COPSE_RETURN_IF_ERROR(
+          Handle(scheduler::TaskSubmitted{id, tasks_.at(id).job, Locality()}, e.at));
+      ++waiting_;
+      ++r_.tasks_submitted;
+    }
+    double task_rate = o_.utilisation * total_slots_ / o_.mean_task_s;
+    double job_rate = task_rate / o_.mean_tasks_per_job;
+    Push(e.at + std::exponential_distribution<double>(job_rate)(rng_), EventKind::kArrival, 0, 0);
+    return Status::Ok();
+  }
+  auto it = tasks_.find(e.task);
+  if (it == tasks_.end() || !it->second.running || it->second.generation != e.generation) {
+    return Status::Ok();  // killed meanwhile
+  }
+  SimTask t = it->second;
+  tasks_.erase(it);
+  --busy_[t.computer];
+  --busy_total_;
+  ++r_.tasks_completed;
+  COPSE_RETURN_IF_ERROR(Handle(scheduler::TaskCompleted{e.task}, e.at));
+  if (--job_left_.at(t.job) == 0) {
+    job_left_.erase(t.job);
+    ++r_.jobs_finished;
+    COPSE_RETURN_IF_ERROR(Handle(scheduler::JobFinished{t.job}, e.at));
+  }
+  return Status::Ok();
+}
+
+// Delivers the events before `until` (or at it, if inclusive), in order.
+Status ScaleSim::Deliver(double until, bool inclusive) {
+  while (!events_.empty() &&
+         (events_.top().at < until || (inclusive && events_.top().at <= until))) {
+    Event e = events_.top();
+    events_.pop();
+    COPSE_RETURN_IF_ERROR(OnEvent(e));
+  }
+  return Status::Ok();
+}
+
+Status ScaleSim::Apply(const Decision& d, double at) {
+  switch (d.kind) {
+    case Decision::Kind::kAdmitJob:
+      return Status::Ok();  // its tasks were submitted with it
+    case Decision::Kind::kStartTask: {
+      auto it = tasks_.find(d.task);
+      bool ok = !d.root && it != tasks_.end() && !it->second.running && d.computer >= 0 &&
+                d.computer < static_cast<int>(slots_.size()) &&
+                busy_[d.computer] < slots_[d.computer];
+      if (!ok) {
+        ++r_.violations;
+        return Status::Ok();
+      }
+      SimTask& t = it->second;
+      // A confirmation, not a change that calls for another round.
+      COPSE_RETURN_IF_ERROR(sched_.Handle(scheduler::TaskStarted{d.task}, ToTime(at)));
+      t.running = true;
+      t.computer = d.computer;
+      ++busy_[d.computer];
+      ++busy_total_;
+      --waiting_;
+      ++r_.tasks_placed;
+      r_.latency_ms.push_back((at - t.submitted) * 1e3);
+      Push(at + t.duration, EventKind::kCompletion, d.task, t.generation);
+      return Status::Ok();
+    }
+    case Decision::Kind::kKillTask: {
+      auto it = tasks_.find(d.task);
+      if (it == tasks_.end()) return Status::Ok();  // completed while the round ran
+      SimTask& t = it->second;
+      if (!t.running) {
+        ++r_.violations;
+        return Status::Ok();
+      }
+      --busy_[t.computer];
+      --busy_total_;
+      t.running = false;
+      t.computer = -1;
+      t.submitted = at;
+      ++t.generation;  // its completion is void; it runs its full duration again
+      ++waiting_;
+      ++r_.tasks_killed;
+      return Handle(scheduler::TaskKilled{d.task}, at);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ScaleSim::Run() {
+  if (o_.wall == nullptr) return InvalidArgument("scale simulation: no wall clock");
+  if (o_.utilisation <= 0 || o_.utilisation > 1 || o_.mean_task_s <= 0 ||
+      o_.mean_tasks_per_job < 1 || o_.max_rounds < 1 || o_.max_time_s <= 0) {
+    return InvalidArgument(
+        "scale simulation: need 0 < utilisation <= 1, mean_task_s > 0, mean_tasks_per_job >= 1, "
+        "max_rounds >= 1, max_time_s > 0");
+  }
+  r_.policy = o_.scheduler.policy;
+  r_.solver = o_.flow_solver;
+  r_.seed = o_.seed;
+  r_.computers = static_cast<int>(slots_.size());
+  r_.slots = total_slots_;
+  // The running population at time 0.
+  int target = static_cast<int>(std::floor(o_.utilisation * total_slots_));
+  while (busy_total_ < target) {
+    int n = std::min(JobSize(), target - busy_total_);
+    COPSE_ASSIGN_OR_RETURN(std::vector<TaskId> ids, NewJob(n, 0));
+    for (TaskId id : ids) COPSE_RETURN_IF_ERROR(Adopt(id, 0));
+  }
+  r_.initial_tasks = busy_total_;
+  Push(0, EventKind::kArrival, 0, 0);
+  // Warm-up round at time 0 (builds the flow network of the adopted tasks;
+  // no task waits, so nothing is placed); not charged, not counted.
+  COPSE_ASSIGN_OR_RETURN(std::vector<Decision> warm, sched_.Schedule(Timestamp(0)));
+  for (const Decision& d : warm) COPSE_RETURN_IF_ERROR(Apply(d, 0));
+  changed_ = false;
+
+  double now = 0;
+  while (r_.rounds < o_.max_rounds && now < o_.max_time_s) {
+    COPSE_RETURN_IF_ERROR(Deliver(now, true));
+    if (std::optional<Timestamp> w = sched_.NextWakeup(); w && *w <= ToTime(now)) {
+      COPSE_RETURN_IF_ERROR(Handle(scheduler::Timer{}, now));
+    }
+    if (waiting_ == 0 || !changed_) {  // nothing to place: move to the next event or wakeup
+      double next = NextEventTime();
+      if (std::optional<Timestamp> w = sched_.NextWakeup(); w && waiting_ > 0) {
+        next = std::min(next, static_cast<double>(w->count()) / 1e6);
+      }
+      now = std::max(now, next);
+      continue;
+    }
+    changed_ = false;
+    Timestamp w0 = o_.wall->Now();
+    Result<std::vector<Decision>> ds = sched_.Schedule(ToTime(now));
+    Timestamp w1 = o_.wall->Now();
+    if (!ds.ok()) return ds.status().WithContext("scheduler round " + std::to_string(r_.rounds));
+    double round_s = static_cast<double>((w1 - w0).count()) / 1e6;
+    ++r_.rounds;
+    r_.round_ms.push_back(Ms(w1 - w0));
+    utilisation_sum_ += static_cast<double>(busy_total_) / total_slots_;
+    // What happened while the solver ran, then its decisions take effect.
+    double done = now + round_s;
+    COPSE_RETURN_IF_ERROR(Deliver(done, false));
+    now = done;
+    for (const Decision& d : *ds) COPSE_RETURN_IF_ERROR(Apply(d, now));
+  }
+  r_.sim_time_s = now;
+  r_.tasks_waiting_at_end = waiting_;
+  r_.mean_utilisation = r_.rounds > 0 ? utilisation_sum_ / r_.rounds : 0;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ScaleResult> RunScaleSimulation(const ScaleOptions& options) {
+  COPSE_ASSIGN_OR_RETURN(scheduler::Topology topology,
+                         scheduler::TopologyFromConfig(options.config));
+  scheduler::SchedulerOptions so;
+  so.policy = options.scheduler;
+  so.max_running_jobs = 1'000'000;  // no admission limit: every job runs on arrival
+  so.seed = options.seed;
+  so.flow_solver = options.flow_solver;
+  COPSE_ASSIGN_OR_RETURN(std::unique_ptr<scheduler::Scheduler> sched,
+                         scheduler::Scheduler::Create(std::move(topology), so));
+  ScaleSim sim(options, *sched);
+  COPSE_RETURN_IF_ERROR(sim.Run());
+  return sim.TakeResult();
+}
+
+}  // namespace copse::sim

@@ -1,0 +1,87 @@
+// Scale simulator: placement latency of the Quincy policy at Google-cluster
+// scale (Firmament OSDI'16 §7.2: 12,500 computers, ~150,000 tasks at ~90%
+// slot utilisation). It drives the real scheduler::Scheduler with synthetic
+// jobs and CHARGES each scheduling round's measured wall time to simulated
+// time: a round that starts at simulated time T and takes W of wall time
+// hands out its placements at T + W, and the next round starts no earlier
+// than T + W. A task's placement latency is the simulated time from its
+// submission (its job's arrival) to the moment its placement takes effect.
+//
+// Network-less: unlike sim/simulator.h there is no SimGrid network (at
+// 12,500 computers SimGrid's full route table would hold ~78M routes).
+// Tasks only occupy a slot for their duration; their inputs exist only as
+// locality preferences (three replicas on random computers) that shape the
+// flow network's preference arcs, never as transfers.
+//
+// Workload (all from one generator seeded by `seed`, so every solver sees
+// the same arrivals and durations): the cluster starts with
+// `utilisation` × slots tasks already running (adopted via TaskAdopted,
+// grouped into jobs of `mean_tasks_per_job` tasks on average); task
+// durations are exponential with mean `mean_task_s` (the remaining time of
+// a running task is, by memorylessness, exponential too); new jobs arrive
+// as a Poisson stream whose task rate keeps the utilisation steady
+// (utilisation × slots / mean_task_s tasks per second). All of a job's tasks
+// are submitted when it arrives; a job finishes when its last task does.
+//
+// The run stops after `max_rounds` rounds or `max_time_s` of simulated time
+// (the arrival stream is endless), whichever comes first.
+//
+// Every decision is checked: a start must name a waiting task of this run
+// and a computer with a free slot (by the simulator's own slot count);
+// violations are counted, never silently accepted.
+// Thread-safety: none. Unlike RunSimulation it may run several times per
+// process (no SimGrid engine).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/status.h"
+
+namespace copse::sim {
+
+struct ScaleOptions {
+  ClusterConfig config;       // topology (computers, racks, slots); network unused
+  SchedulerConfig scheduler;  // policy and parameters (a Quincy policy for flow solvers)
+  std::string flow_solver = "incremental";
+  uint64_t seed = 1;
+  double utilisation = 0.9;         // target share of busy slots
+  double mean_task_s = 600;         // mean task duration
+  double mean_tasks_per_job = 80;   // ~150,000 tasks in ~1,800 jobs (Firmament §3 fn. 2)
+  int64_t input_bytes = 1ll << 30;  // per task, for the locality preferences
+  int max_rounds = 100;
+  double max_time_s = 300;
+  // Measures each round (Schedule call). Required.
+  const Clock* wall = nullptr;
+};
+
+struct ScaleResult {
+  std::string policy;
+  std::string solver;
+  uint64_t seed = 0;
+  int computers = 0;
+  int slots = 0;
+  int initial_tasks = 0;  // running at time 0
+  int rounds = 0;         // Schedule calls that ran
+  double sim_time_s = 0;  // simulated time at the end
+  int jobs_arrived = 0;   // after time 0
+  int jobs_finished = 0;
+  int tasks_submitted = 0;  // after time 0
+  int tasks_placed = 0;     // starts (each has a latency)
+  int tasks_completed = 0;
+  int tasks_killed = 0;
+  int tasks_waiting_at_end = 0;
+  int violations = 0;              // invalid decisions (must be 0)
+  double mean_utilisation = 0;     // busy slots / slots, averaged over rounds
+  std::vector<double> round_ms;    // wall time of every round
+  std::vector<double> latency_ms;  // placement latency of every start, in start order
+};
+
+// Runs the workload. Errors: a bad option (kInvalidArgument) or a
+// scheduler error.
+Result<ScaleResult> RunScaleSimulation(const ScaleOptions& options);
+
+}  // namespace copse::sim

@@ -1,0 +1,86 @@
+// The network-less scale simulator with a fake wall clock that charges a
+// fixed 125 ms per round: placements take effect after the charge, every
+// start is valid, the run is deterministic and stops at its caps.
+#include "sim/scale_sim.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace copse::sim {
+namespace {
+
+// Each Now() call moves 125 ms on, so a round (the time between its two
+// calls) costs 125 ms.
+class SteppingClock final : public Clock {
+ public:
+  Timestamp Now() const override {
+    t_ += Duration(125'000);
+    return t_;
+  }
+
+ private:
+  mutable Timestamp t_{0};
+};
+
+ScaleOptions Options(const Clock& wall, const std::string& solver) {
+  Result<ClusterConfig> config = LoadClusterConfig(std::string(COPSE_TEST_SOURCE_DIR) +
+                                                   "/cluster-configs/sim-scale-quick.toml");
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  ScaleOptions o;
+  o.config = *config;
+  o.scheduler.policy = "Q";
+  o.flow_solver = solver;
+  o.mean_task_s = 60;
+  o.max_rounds = 15;
+  o.max_time_s = 60;
+  o.wall = &wall;
+  return o;
+}
+
+TEST(ScaleSimTest, RoundTimeIsChargedAndEveryStartIsValid) {
+  SteppingClock wall;
+  Result<ScaleResult> r = RunScaleSimulation(Options(wall, "relaxation"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->computers, 250);
+  EXPECT_EQ(r->slots, 3350);
+  EXPECT_EQ(r->initial_tasks, 3015);
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_GT(r->rounds, 1);
+  EXPECT_LE(r->rounds, 15);
+  ASSERT_EQ(r->round_ms.size(), static_cast<size_t>(r->rounds));
+  for (double ms : r->round_ms) EXPECT_DOUBLE_EQ(ms, 125);
+  ASSERT_GT(r->tasks_placed, 0);
+  ASSERT_EQ(r->latency_ms.size(), static_cast<size_t>(r->tasks_placed));
+  // A task placed in the round right after its arrival waits that round's
+  // 125 ms at least.
+  EXPECT_GE(*std::min_element(r->latency_ms.begin(), r->latency_ms.end()), 125 - 1e-6);
+  EXPECT_EQ(r->tasks_placed + r->tasks_waiting_at_end, r->tasks_submitted + r->tasks_killed);
+  EXPECT_GT(r->mean_utilisation, 0.8);
+  EXPECT_LE(r->mean_utilisation, 1.0);
+}
+
+TEST(ScaleSimTest, SameOptionsSameRun) {
+  SteppingClock a, b;
+  Result<ScaleResult> x = RunScaleSimulation(Options(a, "incremental"));
+  Result<ScaleResult> y = RunScaleSimulation(Options(b, "incremental"));
+  ASSERT_TRUE(x.ok() && y.ok());
+  EXPECT_EQ(x->latency_ms, y->latency_ms);
+  EXPECT_EQ(x->tasks_completed, y->tasks_completed);
+  EXPECT_EQ(x->sim_time_s, y->sim_time_s);
+}
+
+TEST(ScaleSimTest, BadOptionsAreRejected) {
+  SteppingClock wall;
+  ScaleOptions o = Options(wall, "relaxation");
+  o.utilisation = 1.5;
+  EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options(wall, "no_such_solver");
+  EXPECT_FALSE(RunScaleSimulation(o).ok());
+  o = Options(wall, "relaxation");
+  o.wall = nullptr;
+  EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace copse::sim
