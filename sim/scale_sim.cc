@@ -254,10 +254,10 @@ Status ScaleSim::Apply(const Decision& d, double at) {
 
 Status ScaleSim::Run() {
   if (o_.wall == nullptr) return InvalidArgument("scale simulation: no wall clock");
-  if (o_.utilisation <= 0 || o_.utilisation > 1 || o_.mean_task_s <= 0 ||
+  if (o_.utilisation <= 0 || o_.utilisation > 1.5 || o_.mean_task_s <= 0 ||
       o_.mean_tasks_per_job < 1 || o_.max_rounds < 1 || o_.max_time_s <= 0) {
     return InvalidArgument(
-        "scale simulation: need 0 < utilisation <= 1, mean_task_s > 0, mean_tasks_per_job >= 1, "
+        "scale simulation: need 0 < utilisation <= 1.5, mean_task_s > 0, mean_tasks_per_job >= 1, "
         "max_rounds >= 1, max_time_s > 0");
   }
   r_.policy = o_.scheduler.policy;
@@ -266,7 +266,7 @@ Status ScaleSim::Run() {
   r_.computers = static_cast<int>(slots_.size());
   r_.slots = total_slots_;
   // The running population at time 0.
-  int target = static_cast<int>(std::floor(o_.utilisation * total_slots_));
+  int target = static_cast<int>(std::floor(std::min(o_.utilisation, 1.0) * total_slots_));
   while (busy_total_ < target) {
     int n = std::min(JobSize(), target - busy_total_);
     COPSE_ASSIGN_OR_RETURN(std::vector<TaskId> ids, NewJob(n, 0));

@@ -15,7 +15,7 @@
 //
 // Workload (all from one generator seeded by `seed`, so every solver sees
 // the same arrivals and durations): the cluster starts with
-// `utilisation` × slots tasks already running (adopted via TaskAdopted,
+// min(`utilisation`, 1) × slots tasks already running (adopted via TaskAdopted,
 // grouped into jobs of `mean_tasks_per_job` tasks on average); task
 // durations are exponential with mean `mean_task_s` (the remaining time of
 // a running task is, by memorylessness, exponential too); new jobs arrive
@@ -48,7 +48,10 @@ struct ScaleOptions {
   SchedulerConfig scheduler;  // policy and parameters (a Quincy policy for flow solvers)
   std::string flow_solver = "incremental";
   uint64_t seed = 1;
-  double utilisation = 0.9;         // target share of busy slots
+  // Offered load: arrivals bring utilisation x slots / mean_task_s tasks per
+  // second; min(utilisation, 1) x slots run at time 0. Above 1 the cluster
+  // is oversubscribed and a queue builds (Firmament §7.3).
+  double utilisation = 0.9;
   double mean_task_s = 600;         // mean task duration
   double mean_tasks_per_job = 80;   // ~150,000 tasks in ~1,800 jobs (Firmament §3 fn. 2)
   int64_t input_bytes = 1ll << 30;  // per task, for the locality preferences

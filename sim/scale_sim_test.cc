@@ -73,7 +73,7 @@ TEST(ScaleSimTest, SameOptionsSameRun) {
 TEST(ScaleSimTest, BadOptionsAreRejected) {
   SteppingClock wall;
   ScaleOptions o = Options(wall, "relaxation");
-  o.utilisation = 1.5;
+  o.utilisation = 1.6;
   EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
   o = Options(wall, "no_such_solver");
   EXPECT_FALSE(RunScaleSimulation(o).ok());

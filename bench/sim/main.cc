@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", o.quick, "reduced cluster and workload (CI)");
   app.add_option("--parallel", o.parallel, "simulations at once (default 2)")
       ->check(CLI::Range(1, 64));
+  app.add_option(
+         "--utilisation", o.utilisation,
+         "scale: offered load as a share of the slots (default 0.9; above 1 oversubscribes)")
+      ->check(CLI::Range(0.05, 1.5));
   app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
   app.add_option("--config", config, "child: cluster config");
   app.add_option("--workload", workload, "child: workload file");

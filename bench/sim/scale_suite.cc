@@ -170,6 +170,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
   res["quick"] = o.quick;
   res["network"] = false;
   res["mean_task_s"] = o.quick ? kQuickMeanTaskS : kMeanTaskS;
+  res["utilisation"] = o.utilisation;
   res["runs"] = Json::array();
   for (int i = 0; i < o.seeds; ++i) {
     uint64_t seed = o.seed + static_cast<uint64_t>(i);
@@ -182,6 +183,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
       so.max_rounds = o.quick ? s.quick_rounds : s.max_rounds;
       so.max_time_s = max_time_s;
       so.mean_task_s = o.quick ? kQuickMeanTaskS : kMeanTaskS;
+      so.utilisation = o.utilisation;
       so.wall = &wall;
       Timestamp t0 = wall.Now();
       Result<sim::ScaleResult> r = sim::RunScaleSimulation(so);
@@ -196,7 +198,8 @@ Status RunScaleSuite(const SuiteOptions& o) {
   }
   std::string command =
       "copse bench sim --experiment scale --out DIR --seed " + std::to_string(o.seed) +
-      (o.seeds > 1 ? " --seeds " + std::to_string(o.seeds) : "") + (o.quick ? " --quick" : "");
+      (o.seeds > 1 ? " --seeds " + std::to_string(o.seeds) : "") + (o.quick ? " --quick" : "") +
+      (o.utilisation != 0.9 ? " --utilisation " + Fixed(o.utilisation, 2) : "");
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.json", res.dump(1) + "\n"));
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.md", Markdown(res, command)));
   fs::path plot = o.source_dir / "bench/sim/plot.py";

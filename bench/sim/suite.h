@@ -26,6 +26,7 @@ struct SuiteOptions {
   std::filesystem::path source_dir;  // the Copse source tree (configs, workloads, plot.py)
   std::filesystem::path self;        // this executable, run for each child
   int parallel = 2;                  // children at once
+  double utilisation = 0.9;          // scale: offered load (arrival rate x mean duration / slots)
 };
 
 // The experiments' names.
