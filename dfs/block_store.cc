@@ -134,8 +134,7 @@ Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& wha
   return Status::Ok();
 }
 
-BlockStore::BlockStore(const BlockStoreOptions& options, bool view)
-    : options_(options), dir_(options.dir), view_(view) {
+BlockStore::BlockStore(const BlockStoreOptions& options) : options_(options), dir_(options.dir) {
   if (!options_.free_space) options_.free_space = StatvfsFree;
 }
 
@@ -159,7 +158,7 @@ Status BlockStore::Convert(const std::string& op, const void* status) const {
 }
 
 Result<std::unique_ptr<BlockStore>> BlockStore::Open(const BlockStoreOptions& options) {
-  std::unique_ptr<BlockStore> store(new BlockStore(options, false));
+  std::unique_ptr<BlockStore> store(new BlockStore(options));
   std::error_code ec;
   std::filesystem::create_directories(options.dir, ec);
   if (ec)
@@ -170,28 +169,10 @@ Result<std::unique_ptr<BlockStore>> BlockStore::Open(const BlockStoreOptions& op
   return store;
 }
 
-Result<std::unique_ptr<BlockStore>> BlockStore::OpenView(const std::filesystem::path& dir,
-                                                         const std::filesystem::path& scratch_dir) {
-  BlockStoreOptions options;
-  options.dir = dir;
-  std::unique_ptr<BlockStore> store(new BlockStore(options, true));
-  store->scratch_dir_ = scratch_dir;
-  COPSE_RETURN_IF_ERROR(store->OpenDb());
-  return store;
-}
-
 Status BlockStore::OpenDb() {
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s;
-  if (view_) {
-    rocksdb::DBOptions o = BaseDbOptions();
-    o.create_if_missing = false;
-    s = rocksdb::DB::OpenAsSecondary(o, dir_.string(), scratch_dir_.string(),
-                                     Families(options_.block_size), &handles_, &db);
-  } else {
-    s = rocksdb::DB::Open(BaseDbOptions(), dir_.string(), Families(options_.block_size), &handles_,
-                          &db);
-  }
+  rocksdb::Status s = rocksdb::DB::Open(BaseDbOptions(), dir_.string(),
+                                        Families(options_.block_size), &handles_, &db);
   if (!s.ok()) {
     if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
       return Unavailable(
@@ -199,7 +180,7 @@ Status BlockStore::OpenDb() {
                       "already running?)",
                       dir_.string()));
     }
-    return Convert(view_ ? "opening a view of the block store" : "opening the block store", &s);
+    return Convert("opening the block store", &s);
   }
   db_.reset(db);
   return Status::Ok();
@@ -241,7 +222,6 @@ Status BlockStore::CheckSpace() const {
 }
 
 Status BlockStore::BeginBlock(BlockId id) {
-  if (view_) return FailedPrecondition("a block store view is read-only");
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (writing_.count(id)) return AlreadyExists(fmt::format("block {} is being written", id));
@@ -372,7 +352,6 @@ Status BlockStore::ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* f
 }
 
 Status BlockStore::DeleteBlock(BlockId id) {
-  if (view_) return FailedPrecondition("a block store view is read-only");
   rocksdb::WriteBatch batch;
   (void)batch.DeleteRange(handles_[1], ChunkKey(id, 0), ChunkKey(id + 1, 0));
   (void)batch.Delete(handles_[0], MetaKey(id));
@@ -398,7 +377,6 @@ Result<std::vector<StoredBlockInfo>> BlockStore::List() const {
 }
 
 Status BlockStore::CollectGarbage() {
-  if (view_) return Status::Ok();
   std::vector<BlockId> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -419,12 +397,6 @@ Status BlockStore::CollectGarbage() {
     i = j + 1;
   }
   return Status::Ok();
-}
-
-Status BlockStore::CatchUp() {
-  if (!view_) return Status::Ok();
-  rocksdb::Status s = db_->TryCatchUpWithPrimary();
-  return Convert("catching up with the worker's block store", &s);
 }
 
 uint64_t BlockStore::BlobBytesOnDisk() const {

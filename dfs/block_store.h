@@ -13,11 +13,6 @@
 // visible (Open drops blocks that were being written). Only committed blocks
 // can be read, listed or reported.
 //
-// A store opened with OpenView is a read-only view of a store another process
-// (the worker) has open: a RocksDB secondary instance, which DFS clients use
-// to read blocks of their own computer without a network hop (short-circuit
-// reads). It sees what was committed before its last CatchUp().
-//
 // Thread-safety: thread-safe; chunk writes of one block must come from one
 // thread at a time.
 #pragma once
@@ -76,10 +71,6 @@ class BlockStore {
   // Opens (creating when missing) the store, dropping blocks a crash left
   // half-written. Errors name the directory.
   static Result<std::unique_ptr<BlockStore>> Open(const BlockStoreOptions& options);
-  // A read-only view of the store in `dir` that another process has open;
-  // `scratch_dir` holds the view's own small files.
-  static Result<std::unique_ptr<BlockStore>> OpenView(const std::filesystem::path& dir,
-                                                      const std::filesystem::path& scratch_dir);
   ~BlockStore();
   BlockStore(const BlockStore&) = delete;
   BlockStore& operator=(const BlockStore&) = delete;
@@ -111,8 +102,6 @@ class BlockStore {
   // Compacts the key ranges of blocks deleted since the last call, so that
   // blob files nobody references are removed and blob GC relocates the rest.
   Status CollectGarbage();
-  // View only: catches up with what the owning process committed since.
-  Status CatchUp();
 
   // Bytes in blob files on disk now.
   uint64_t BlobBytesOnDisk() const;
@@ -129,7 +118,7 @@ class BlockStore {
     bool short_chunk_seen = false;
   };
 
-  BlockStore(const BlockStoreOptions& options, bool view);
+  explicit BlockStore(const BlockStoreOptions& options);
   Status OpenDb();
   Status DropHalfWritten();
   Status CheckSpace() const;
@@ -137,8 +126,6 @@ class BlockStore {
 
   BlockStoreOptions options_;
   std::filesystem::path dir_;
-  std::filesystem::path scratch_dir_;
-  bool view_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // [meta, chunks]
   mutable std::mutex mu_;

@@ -196,26 +196,6 @@ TEST_F(BlockStoreTest, DeletedBlocksLeaveAndGarbageCollectionFreesTheirBlobFiles
   ASSERT_EQ(store_->List()->size(), 1u);
 }
 
-TEST_F(BlockStoreTest, ViewSeesCommittedBlocksAfterCatchUp) {
-  Open();
-  auto a = Pattern(kChunkSize + 7, 9);
-  ASSERT_TRUE(Write(1, a).ok());
-  auto view = BlockStore::OpenView(Options().dir, dir_.path() / "view");
-  ASSERT_TRUE(view.ok()) << view.status().ToString();
-  std::vector<uint8_t> chunk;
-  ASSERT_TRUE((*view)->ReadChunk(1, 1, &chunk).ok());
-  EXPECT_EQ(chunk.size(), 7 + kChunkTrailer);
-  auto b = Pattern(20, 10);
-  ASSERT_TRUE(Write(2, b).ok());
-  ASSERT_TRUE(Write(3, b, /*commit=*/false).ok());
-  ASSERT_TRUE((*view)->CatchUp().ok());
-  auto info = (*view)->Stat(2);
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
-  EXPECT_EQ(info->size, 20u);
-  EXPECT_EQ((*view)->Stat(3).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ((*view)->BeginBlock(9).code(), StatusCode::kFailedPrecondition);
-}
-
 TEST_F(BlockStoreTest, SecondOpenOfTheSameDirIsRefused) {
   Open();
   auto second = BlockStore::Open(Options());
