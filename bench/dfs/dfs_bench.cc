@@ -37,6 +37,7 @@
 #include "common/config.h"
 #include "common/exec_argv.h"
 #include "common/net/auth.h"
+#include "common/net/free_ports.h"
 #include "dfs/chunk_memory.h"
 #include "dfs/client.h"
 
@@ -53,26 +54,6 @@ std::filesystem::path SelfDir() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::filesystem::current_path() : p.parent_path();
-}
-
-// `n` free loopback ports.
-std::vector<uint16_t> FreePorts(int n) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ports.push_back(ntohs(addr.sin_port));
-    fds.push_back(fd);
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
 }
 
 // The daemons this benchmark started; stopped (SIGTERM, then waited for) on
@@ -101,8 +82,8 @@ class Daemons {
   std::vector<pid_t> pids_;
 };
 
-std::string ConfigText(const std::filesystem::path& dir, int block_mb) {
-  std::vector<uint16_t> p = FreePorts(7);
+std::string ConfigText(const std::filesystem::path& dir, int block_mb,
+                       const std::vector<uint16_t>& p) {
   return fmt::format(R"([cluster]
 name = "bench-dfs"
 data_root = "{0}/data"
@@ -280,7 +261,9 @@ int Run(int size_mb, int block_mb, int repeat, bool json, bool keep) {
     return 1;
   };
   std::filesystem::path config_path = dir / "cluster.toml";
-  std::ofstream(config_path) << ConfigText(dir, block_mb);
+  auto ports = net::FreePorts(7);
+  if (!ports.ok()) return fail(ports.status());
+  std::ofstream(config_path) << ConfigText(dir, block_mb, *ports);
   auto secret = net::EnsureSecret(dir / "cluster.secret");
   if (!secret.ok()) return fail(secret.status());
   auto config = LoadClusterConfig(config_path);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/exec_argv.h"
+#include "common/net/free_ports.h"
 
 namespace copse::testing {
 namespace {
@@ -95,24 +96,9 @@ TempDir::~TempDir() {
 }
 
 std::vector<uint16_t> FreePorts(int n) {
-  std::vector<int> fds;
-  std::vector<uint16_t> ports;
-  for (int i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      throw std::runtime_error("bind to a free port failed");
-    }
-    socklen_t len = sizeof(addr);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ports.push_back(ntohs(addr.sin_port));
-    fds.push_back(fd);
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
+  auto ports = net::FreePorts(n);
+  if (!ports.ok()) throw std::runtime_error(ports.status().ToString());
+  return std::move(ports).value();
 }
 
 std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,

@@ -1,0 +1,16 @@
+// FreePorts: loopback TCP ports nobody is listening on right now, for tests
+// and benchmarks that start daemons on ephemeral ports. All `n` sockets are
+// held open together so the ports differ; another process may still take a
+// port after they close, which callers accept.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+
+namespace copse::net {
+
+Result<std::vector<uint16_t>> FreePorts(int n);
+
+}  // namespace copse::net
