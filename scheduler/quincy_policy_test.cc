@@ -13,70 +13,33 @@
 
 #include "scheduler/scheduler.h"
 #include "scheduler/testing/driver.h"
+#include "scheduler/testing/scenario.h"
 
 namespace copse::scheduler {
 namespace {
 
+using testing::Act;
+using testing::Acts;
+using testing::DataOn;
 using testing::Driver;
 using testing::JobPlan;
+using testing::Sec;
 using testing::TaskPlan;
 
-constexpr Timestamp Sec(double s) { return Timestamp{static_cast<int64_t>(s * 1e6)}; }
-constexpr int64_t kGB = 1'000'000'000;
-
 std::unique_ptr<Scheduler> Make(const std::string& policy, Topology t) {
-  SchedulerOptions o;
-  o.policy.policy = policy;
-  o.max_running_jobs = 10;
-  auto s = Scheduler::Create(std::move(t), o);
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return std::move(s).value();
-}
-
-// A task reading `gb` GB stored on computer `c` (rack `rack`): free there,
-// `gb` across a rack switch elsewhere in the rack, and across both switches
-// in another rack.
-TaskLocality DataOn(ComputerId c, RackId rack, double gb) {
-  TaskLocality l;
-  const auto bytes = static_cast<int64_t>(gb * kGB);
-  l.worst = {bytes, bytes};
-  l.computers.push_back({c, {0, 0}});
-  l.racks.push_back({rack, {bytes, 0}});
-  return l;
+  return testing::MakeScheduler(policy, std::move(t), {}, /*max_running_jobs=*/10);
 }
 
 TaskPlan Task(TaskId id, double run, TaskLocality loc, double after = 0) {
-  TaskPlan t;
-  t.id = id;
-  t.run = Sec(run);
-  t.locality = std::move(loc);
-  t.submit_after = Sec(after);
-  return t;
+  return testing::MakeTask(id, run, std::move(loc), after);
 }
 
 JobPlan Job(JobId id, double arrival, std::vector<TaskPlan> tasks) {
-  JobPlan p;
-  p.id = id;
-  p.arrival = Sec(arrival);
-  p.attributes.root_in_cluster = false;
-  p.tasks = std::move(tasks);
-  return p;
+  return testing::MakeJob(id, arrival, std::move(tasks));
 }
 
-// (time in seconds, kind, task, computer) of every start and kill.
-using Act = std::tuple<double, Decision::Kind, TaskId, ComputerId>;
 constexpr auto kStart = Decision::Kind::kStartTask;
 constexpr auto kKill = Decision::Kind::kKillTask;
-
-std::vector<Act> Decisions(const Driver& d, double from, double to) {
-  std::vector<Act> out;
-  for (const auto& [at, x] : d.decisions()) {
-    double s = ToSeconds(at);
-    if (s < from || s > to || x.kind == Decision::Kind::kAdmitJob) continue;
-    out.emplace_back(s, x.kind, x.task, x.computer);
-  }
-  return out;
-}
 
 // Two racks of two computers (c0 c1 | c2 c3), one slot each. Job 1 starts
 // t1..t4 at time 0, each on the computer holding its 1 GB input (t_i on
@@ -109,7 +72,7 @@ std::vector<Act> RunTwoJobs(const std::string& policy, double until) {
   d.AddJob(Job(2, 8, {Task(21, 100, DataOn(0, 0, 1)), Task(22, 100, DataOn(0, 0, 1), 2)}));
   Status st = d.RunUntil(Sec(until));
   EXPECT_TRUE(st.ok()) << st.ToString();
-  return Decisions(d, 0.5, until);
+  return Acts(d, 0.5, until);
 }
 
 TEST(QuincyPolicyTest, QWaitsForFreeComputersAndHonoursMinimumOfOne) {
@@ -229,8 +192,8 @@ TEST(QuincyPolicyTest, NoChangesWhenNothingWaitsAndOnlyTimePasses) {
     d.AddJob(Job(1, 0, tasks));
     d.AddJob(Job(2, 0, {Task(20, 1000, DataOn(0, 0, 5)), Task(21, 1000, DataOn(4, 1, 1))}));
     ASSERT_TRUE(d.RunUntil(Sec(300)).ok());
-    EXPECT_EQ(Decisions(d, 0, 0).size(), 10u) << policy;  // everything started at once
-    EXPECT_TRUE(Decisions(d, 0.001, 300).empty()) << policy;
+    EXPECT_EQ(Acts(d, 0, 0).size(), 10u) << policy;  // everything started at once
+    EXPECT_TRUE(Acts(d, 0.001, 300).empty()) << policy;
     EXPECT_GT(dynamic_cast<QuincyPolicy&>(s->policy()).stats().rounds, 100u) << policy;
   }
 }
