@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   fs_put->add_option("--placement", fs_options.placement,
                      "writer | random | 'colocate PATH' | 'confine N RACK'");
-  fs_put->add_option("--record-size", fs_options.record_size,
-                     "split fixed-size binary records of B bytes instead of lines")
+  fs_put
+      ->add_option("--record-size", fs_options.record_size,
+                   "split fixed-size binary records of B bytes instead of lines")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
   add_computer(fs_put);
   auto* fs_get = fs->add_subcommand("get", "copy a DFS file to a local file");
