@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/exec_argv.h"
+#include "common/process.h"
 
 extern char** environ;
 
@@ -79,12 +80,10 @@ Status WritePidFile(const std::filesystem::path& path, const std::vector<Process
 
 bool IsRunning(const ProcessRecord& rec) {
   if (rec.pid <= 0) return false;
+  // A process still tearing down its threads holds its files and locks: it is
+  // running until the last thread is gone.
+  if (!ProcessAlive(rec.pid)) return false;
   std::filesystem::path proc = fmt::format("/proc/{}", rec.pid);
-  std::string stat = ReadSmallFile(proc / "stat");
-  size_t close = stat.rfind(')');
-  if (stat.empty() || close == std::string::npos || close + 2 >= stat.size()) return false;
-  char state = stat[close + 2];
-  if (state == 'Z' || state == 'X') return false;
   std::error_code ec;
   auto exe = std::filesystem::read_symlink(proc / "exe", ec);
   if (ec) {

@@ -20,6 +20,7 @@
 
 #include "common/exec_argv.h"
 #include "common/net/free_ports.h"
+#include "common/process.h"
 
 namespace copse::testing {
 namespace {
@@ -214,11 +215,7 @@ void ReapChildren() {
 
 bool ProcessAlive(int pid) {
   ReapChildren();
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return false;
-  return stat[close + 2] != 'Z';
+  return copse::ProcessAlive(pid);
 }
 
 }  // namespace copse::testing
