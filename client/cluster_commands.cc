@@ -10,6 +10,7 @@
 
 #include "client/launcher.h"
 #include "client/master_client.h"
+#include "client/netns.h"
 #include "common/net/auth.h"
 
 namespace copse::client {
@@ -83,8 +84,9 @@ nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st) 
 
 class Up {
  public:
-  Up(const ClusterConfig& config, const UpOptions& options)
-      : config_(config), options_(options), exe_dir_(SelfDir()) {}
+  // `net`: the emulated network each process starts in (--netns), or null.
+  Up(const ClusterConfig& config, const UpOptions& options, const NetnsCluster* net = nullptr)
+      : config_(config), options_(options), exe_dir_(SelfDir()), net_(net) {}
 
   int Run() {
     bool created = false;
@@ -124,7 +126,7 @@ class Up {
     }
     std::filesystem::path out = data_dir / (role + ".stderr");
     args.insert(args.begin(), {"--config", config_.source.string(), "--quiet"});
-    auto pid = Spawn(exe, args, out);
+    auto pid = net_ ? net_->Spawn(computer, exe, args, out) : Spawn(exe, args, out);
     if (!pid.ok()) {
       std::cerr << "copse cluster up: " << pid.status().ToString() << "\n";
       return false;
@@ -200,20 +202,54 @@ class Up {
       return 1;
     }
     std::cout << "the cluster keeps running; stop it with: " << (exe_dir_ / "copse").string()
-              << " cluster down --config " << config_.source.string() << "\n";
+              << " cluster down --config "
+              << (net_ ? net_->state().user_config : config_.source).string() << "\n";
     return 0;
   }
 
   const ClusterConfig& config_;
   UpOptions options_;
   std::filesystem::path exe_dir_;
+  const NetnsCluster* net_;
   std::vector<ProcessRecord> procs_;
 };
 
 }  // namespace
 
 int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
-  return Up(config, options).Run();
+  auto state = ReadNetnsState(config);
+  auto procs = ReadPidFile(PidFilePath(config));
+  for (const Status& s : {state.status(), procs.status()}) {
+    if (!s.ok()) {
+      std::cerr << "copse cluster up: " << s.ToString() << "\n";
+      return 1;
+    }
+  }
+  if (!options.netns) {
+    if (*state) {
+      std::cerr << "copse cluster up: cluster " << config.name
+                << " runs in network namespaces (see " << NetnsStatePath(config).string()
+                << "); use `copse cluster up --netns`, or `copse cluster down` first\n";
+      return 2;
+    }
+    return Up(config, options).Run();
+  }
+  bool running = false;
+  for (const ProcessRecord& r : *procs) running = running || IsRunning(r);
+  auto net = NetnsCluster::Setup(config, running);
+  if (!net.ok()) {
+    std::cerr << "copse cluster up --netns: " << net.status().ToString() << "\n";
+    return net.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (net->created()) {
+    std::cout << fmt::format(
+        "emulated network {}*: {} namespaces (master in {}), rack uplinks {} Gbit/s, computer "
+        "links {} Gbit/s; see {}\n",
+        net->state().prefix, net->state().namespaces.size(), net->state().core,
+        config.network.rack_uplink_bps / 1e9, config.network.computer_link_bps / 1e9,
+        NetnsStatePath(config).string());
+  }
+  return Up(net->config(), options, &*net).Run();
 }
 
 int ClusterDown(const ClusterConfig& config) {
@@ -241,6 +277,17 @@ int ClusterDown(const ClusterConfig& config) {
   std::cout << fmt::format(
       "stopped {} process(es) of cluster {}{}; data dirs kept under {}\n", running, config.name,
       killed ? fmt::format(" ({} needed SIGKILL)", killed) : "", config.data_root.string());
+  std::vector<std::string> notes;
+  auto removed = TeardownNetns(config, &notes);
+  for (const std::string& n : notes) std::cerr << "copse cluster down: " << n << "\n";
+  if (!removed.ok()) {
+    std::cerr << "copse cluster down: " << removed.status().ToString() << "\n";
+    return 1;
+  }
+  if (*removed > 0) {
+    std::cout << fmt::format("removed {} network namespace(s) with their bridges and links\n",
+                             *removed);
+  }
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "client/cluster_commands.h"
 #include "client/fs_commands.h"
 #include "client/launcher.h"
+#include "client/netns.h"
 #include "common/config.h"
 #include "common/exec_argv.h"
 
@@ -54,6 +55,9 @@ int main(int argc, char** argv) {
       "up", "start the master and every worker of the config on this machine");
   up->add_option("--timeout", timeout_s, "seconds to wait for every worker to register")
       ->check(CLI::Range(1, 3600));
+  up->add_flag("--netns", up_options.netns,
+               "each computer in its own network namespace, racks joined by tc-shaped links "
+               "(root; docs/netns.md)");
   up->fallthrough();
   auto* down = cluster->add_subcommand("down", "stop the processes `cluster up` started");
   down->fallthrough();
@@ -147,6 +151,15 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     std::cerr << "copse: " << config.status().ToString() << "\n";
     return config.status().code() == copse::StatusCode::kNotFound ? 1 : 2;
+  }
+  if (!up->parsed() && !down->parsed()) {
+    // A cluster started with --netns is reached inside its emulated network.
+    auto derived = copse::client::EnterClusterNetns(*config, fs_options.computer);
+    if (!derived.ok()) {
+      std::cerr << "copse: " << derived.status().ToString() << "\n";
+      return 1;
+    }
+    if (*derived) *config = std::move(**derived);
   }
   if (up->parsed()) {
     up_options.timeout = std::chrono::seconds(timeout_s);
