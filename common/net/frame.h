@@ -70,6 +70,7 @@ class FrameDecoder {
   bool in_payload_ = false;
   bool failed_ = false;
   Frame current_;
+  size_t payload_size_ = 0;  // of the frame being received
   size_t payload_fill_ = 0;
 };
 
