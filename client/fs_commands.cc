@@ -82,8 +82,10 @@ std::string PrintBytes(uint64_t n) {
 
 void PrintCounters(const dfs::DfsClient& client) {
   const dfs::LocalityCounters& c = client.counters();
-  std::cerr << fmt::format("read {} bytes: {} local, {} within the rack, {} across the core\n",
-                           c.total(), c.local, c.rack, c.core);
+  std::cerr << fmt::format(
+      "read {} bytes: {} local ({} through the local read path), {} within the rack, {} across "
+      "the core\n",
+      c.total(), c.local, client.local_path_bytes(), c.rack, c.core);
 }
 
 // Streams every requested partition of `path` into `out`.

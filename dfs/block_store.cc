@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table_properties.h>
 #include <sys/statvfs.h>
 
 #include <cstring>
+#include <unordered_map>
 
 #include "dfs/crc32c.h"
 
@@ -28,13 +30,6 @@ uint64_t GetBigEndian(const char* p, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
-}
-
-std::string ChunkKey(BlockId id, uint32_t index) {
-  std::string k(12, '\0');
-  PutBigEndian(id, 8, k.data());
-  PutBigEndian(index, 4, k.data() + 8);
-  return k;
 }
 
 std::string MetaKey(BlockId id) {
@@ -74,8 +69,131 @@ Result<uint64_t> StatvfsFree(const std::filesystem::path& dir) {
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
-rocksdb::ColumnFamilyOptions ChunkFamilyOptions(uint64_t block_size) {
+constexpr char kLocationsProperty[] = "copse.chunk-locations";
+constexpr size_t kLocationRecord = 12 + 4 * 8;  // key, file, offset, size, sequence
+constexpr uint8_t kBlobIndexTypeBlob = 1;       // RocksDB's BlobIndex::Type::kBlob
+constexpr uint8_t kNoCompression = 0;
+
+bool GetVarint64(const char** p, const char* end, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift <= 63 && *p < end; shift += 7) {
+    uint64_t byte = static_cast<uint8_t>(*(*p)++);
+    *v |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// RocksDB's on-disk blob reference: type kBlob, varint64 file number, offset,
+// size, then one compression byte.
+bool DecodeBlobIndex(const rocksdb::Slice& v, ChunkLocation* out) {
+  const char* p = v.data();
+  const char* end = p + v.size();
+  if (p == end || static_cast<uint8_t>(*p++) != kBlobIndexTypeBlob) return false;
+  if (!GetVarint64(&p, end, &out->blob_file) || !GetVarint64(&p, end, &out->offset) ||
+      !GetVarint64(&p, end, &out->size))
+    return false;
+  return p + 1 == end && static_cast<uint8_t>(*p) == kNoCompression;
+}
+
+}  // namespace
+
+std::string ChunkKey(BlockId id, uint32_t index) {
+  std::string k(12, '\0');
+  PutBigEndian(id, 8, k.data());
+  PutBigEndian(index, 4, k.data() + 8);
+  return k;
+}
+
+// Chunk key -> the newest location a table references. Entries carry the
+// sequence number of the entry that references them, so that a newer value
+// of a key (only CorruptChunkForTesting writes one) wins over an older one.
+struct BlockStore::LocationIndex {
+  struct Entry {
+    ChunkLocation where;
+    uint64_t sequence = 0;
+  };
+  std::mutex mu;
+  std::map<std::pair<BlockId, uint32_t>, Entry> entries;  // GUARDED_BY(mu)
+
+  void Add(const std::string& key, const Entry& e) {
+    std::pair<BlockId, uint32_t> k{GetBigEndian(key.data(), 8),
+                                   static_cast<uint32_t>(GetBigEndian(key.data() + 8, 4))};
+    std::lock_guard<std::mutex> lock(mu);
+    auto [it, inserted] = entries.emplace(k, e);
+    if (!inserted && (e.sequence >= it->second.sequence || e.sequence == 0)) it->second = e;
+  }
+};
+
+class BlockStore::LocationCollectorFactory final : public rocksdb::TablePropertiesCollectorFactory {
+ public:
+  explicit LocationCollectorFactory(std::shared_ptr<LocationIndex> index)
+      : index_(std::move(index)) {}
+  rocksdb::TablePropertiesCollector* CreateTablePropertiesCollector(
+      rocksdb::TablePropertiesCollectorFactory::Context) override {
+    return new Collector(index_);
+  }
+  const char* Name() const override { return "copse.chunk-locations"; }
+
+ private:
+  class Collector final : public rocksdb::TablePropertiesCollector {
+   public:
+    explicit Collector(std::shared_ptr<LocationIndex> index) : index_(std::move(index)) {}
+    rocksdb::Status AddUserKey(const rocksdb::Slice& key, const rocksdb::Slice& value,
+                               rocksdb::EntryType type, rocksdb::SequenceNumber seq,
+                               uint64_t) override {
+      ChunkLocation where;
+      if (type != rocksdb::kEntryBlobIndex || key.size() != 12 || !DecodeBlobIndex(value, &where))
+        return rocksdb::Status::OK();
+      std::string rec(kLocationRecord, '\0');
+      std::memcpy(rec.data(), key.data(), 12);
+      PutBigEndian(where.blob_file, 8, rec.data() + 12);
+      PutBigEndian(where.offset, 8, rec.data() + 20);
+      PutBigEndian(where.size, 8, rec.data() + 28);
+      PutBigEndian(seq, 8, rec.data() + 36);
+      records_ += rec;
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status Finish(rocksdb::UserCollectedProperties* properties) override {
+      ForEachRecord(records_, [&](const std::string& key, const LocationIndex::Entry& e) {
+        index_->Add(key, e);
+      });
+      (*properties)[kLocationsProperty] = records_;
+      return rocksdb::Status::OK();
+    }
+    rocksdb::UserCollectedProperties GetReadableProperties() const override {
+      return {{kLocationsProperty,
+               fmt::format("{} chunk locations", records_.size() / kLocationRecord)}};
+    }
+    const char* Name() const override { return "copse.chunk-locations"; }
+
+   private:
+    std::shared_ptr<LocationIndex> index_;
+    std::string records_;
+  };
+  std::shared_ptr<LocationIndex> index_;
+
+ public:
+  template <typename Fn>
+  static void ForEachRecord(const std::string& records, Fn&& fn) {
+    for (size_t at = 0; at + kLocationRecord <= records.size(); at += kLocationRecord) {
+      const char* r = records.data() + at;
+      LocationIndex::Entry e;
+      e.where.blob_file = GetBigEndian(r + 12, 8);
+      e.where.offset = GetBigEndian(r + 20, 8);
+      e.where.size = GetBigEndian(r + 28, 8);
+      e.sequence = GetBigEndian(r + 36, 8);
+      fn(std::string(r, 12), e);
+    }
+  }
+};
+
+namespace {
+
+rocksdb::ColumnFamilyOptions ChunkFamilyOptions(
+    uint64_t block_size, std::shared_ptr<rocksdb::TablePropertiesCollectorFactory> collector) {
   rocksdb::ColumnFamilyOptions o;
+  o.table_properties_collector_factories.push_back(std::move(collector));
   o.enable_blob_files = true;
   o.min_blob_size = 0;
   o.blob_file_size = 256u << 20;
@@ -90,9 +208,10 @@ rocksdb::ColumnFamilyOptions ChunkFamilyOptions(uint64_t block_size) {
   return o;
 }
 
-std::vector<rocksdb::ColumnFamilyDescriptor> Families(uint64_t block_size) {
+std::vector<rocksdb::ColumnFamilyDescriptor> Families(
+    uint64_t block_size, std::shared_ptr<rocksdb::TablePropertiesCollectorFactory> collector) {
   return {{rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
-          {"chunks", ChunkFamilyOptions(block_size)}};
+          {"chunks", ChunkFamilyOptions(block_size, std::move(collector))}};
 }
 
 rocksdb::DBOptions BaseDbOptions() {
@@ -134,7 +253,8 @@ Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& wha
   return Status::Ok();
 }
 
-BlockStore::BlockStore(const BlockStoreOptions& options) : options_(options), dir_(options.dir) {
+BlockStore::BlockStore(const BlockStoreOptions& options)
+    : options_(options), dir_(options.dir), locations_(std::make_shared<LocationIndex>()) {
   if (!options_.free_space) options_.free_space = StatvfsFree;
 }
 
@@ -166,13 +286,16 @@ Result<std::unique_ptr<BlockStore>> BlockStore::Open(const BlockStoreOptions& op
         fmt::format("cannot create block store dir {}: {}", options.dir.string(), ec.message()));
   COPSE_RETURN_IF_ERROR(store->OpenDb());
   COPSE_RETURN_IF_ERROR(store->DropHalfWritten());
+  COPSE_RETURN_IF_ERROR(store->LoadLocations());
   return store;
 }
 
 Status BlockStore::OpenDb() {
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(BaseDbOptions(), dir_.string(),
-                                        Families(options_.block_size), &handles_, &db);
+  rocksdb::Status s = rocksdb::DB::Open(
+      BaseDbOptions(), dir_.string(),
+      Families(options_.block_size, std::make_shared<LocationCollectorFactory>(locations_)),
+      &handles_, &db);
   if (!s.ok()) {
     if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
       return Unavailable(
@@ -184,6 +307,48 @@ Status BlockStore::OpenDb() {
   }
   db_.reset(db);
   return Status::Ok();
+}
+
+Status BlockStore::LoadLocations() {
+  rocksdb::TablePropertiesCollection tables;
+  rocksdb::Status s = db_->GetPropertiesOfAllTables(handles_[1], &tables);
+  if (!s.ok()) return Convert("reading chunk locations", &s);
+  for (const auto& [file, props] : tables) {
+    auto it = props->user_collected_properties.find(kLocationsProperty);
+    if (it == props->user_collected_properties.end()) continue;
+    LocationCollectorFactory::ForEachRecord(
+        it->second,
+        [&](const std::string& key, const LocationIndex::Entry& e) { locations_->Add(key, e); });
+  }
+  return Status::Ok();
+}
+
+void BlockStore::ForgetLocations(BlockId id) {
+  std::lock_guard<std::mutex> lock(locations_->mu);
+  auto& m = locations_->entries;
+  m.erase(m.lower_bound({id, 0}), m.lower_bound({id + 1, 0}));
+}
+
+std::filesystem::path BlockStore::BlobFilePath(uint64_t number) const {
+  return dir_ / fmt::format("{:06}.blob", number);
+}
+
+Result<std::vector<ChunkLocation>> BlockStore::LocateChunks(BlockId id, uint32_t first) const {
+  COPSE_ASSIGN_OR_RETURN(StoredBlockInfo info, Stat(id));
+  if (first > info.chunks) {
+    return InvalidArgument(
+        fmt::format("block {} has {} chunks, asked from chunk {}", id, info.chunks, first));
+  }
+  std::vector<ChunkLocation> out;
+  out.reserve(info.chunks - first);
+  std::lock_guard<std::mutex> lock(locations_->mu);
+  auto it = locations_->entries.lower_bound({id, first});
+  for (uint32_t i = first; i < info.chunks; ++i, ++it) {
+    if (it == locations_->entries.end() || it->first != std::pair<BlockId, uint32_t>{id, i})
+      return Unavailable(fmt::format("the location of chunk {} of block {} is not known", i, id));
+    out.push_back(it->second.where);
+  }
+  return out;
 }
 
 Status BlockStore::DropHalfWritten() {
@@ -317,6 +482,7 @@ void BlockStore::AbortBlock(BlockId id) {
     if (!writing_.erase(id)) return;
     deleted_.push_back(id);
   }
+  ForgetLocations(id);
   rocksdb::WriteBatch batch;
   (void)batch.DeleteRange(handles_[1], ChunkKey(id, 0), ChunkKey(id + 1, 0));
   (void)batch.Delete(handles_[0], MetaKey(id));
@@ -345,8 +511,9 @@ Status BlockStore::ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* f
                                   options_.computer.empty() ? "" : " on " + options_.computer));
   }
   if (!s.ok()) return Convert(fmt::format("reading chunk {} of block {}", index, id), &s);
-  framed->resize(value.size());
-  std::memcpy(framed->data(), value.data(), value.size());
+  // assign, not resize + memcpy: no zero-fill of the 1 MiB first.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(value.data());
+  framed->assign(bytes, bytes + value.size());
   std::string where = options_.computer.empty() ? "" : " on computer " + options_.computer;
   return VerifyFramedChunk(*framed, fmt::format("chunk {} of block {}{}", index, id, where));
 }
@@ -357,6 +524,7 @@ Status BlockStore::DeleteBlock(BlockId id) {
   (void)batch.Delete(handles_[0], MetaKey(id));
   rocksdb::Status s = db_->Write(rocksdb::WriteOptions(), &batch);
   if (!s.ok()) return Convert(fmt::format("deleting block {}", id), &s);
+  ForgetLocations(id);
   std::lock_guard<std::mutex> lock(mu_);
   deleted_.push_back(id);
   return Status::Ok();
@@ -395,6 +563,10 @@ Status BlockStore::CollectGarbage() {
     rocksdb::Status s = db_->CompactRange(co, handles_[1], &b, &e);
     if (!s.ok()) return Convert("collecting garbage", &s);
     i = j + 1;
+  }
+  // A compaction that ran while a block was deleted may have republished it.
+  for (BlockId id : ids) {
+    if (!Stat(id).ok()) ForgetLocations(id);
   }
   return Status::Ok();
 }

@@ -13,6 +13,15 @@
 // visible (Open drops blocks that were being written). Only committed blocks
 // can be read, listed or reported.
 //
+// Chunk locations: every committed chunk's value sits at a fixed offset of an
+// immutable blob file. A table-properties collector on the chunk column family
+// sees each blob reference RocksDB writes into a table (flush, compaction, blob
+// GC relocation), publishes it in an in-memory index, and stores it in the
+// table's properties so that a reopened store rebuilds the index. LocateChunks
+// answers from that index; the local read path (dfs/local_read.h) hands the
+// files to a client on the same computer, which checks the chunk's key and
+// CRC32C itself and falls back to the data port on any doubt.
+//
 // Thread-safety: thread-safe; chunk writes of one block must come from one
 // thread at a time.
 #pragma once
@@ -60,6 +69,17 @@ struct BlockStoreOptions {
   std::function<Result<uint64_t>(const std::filesystem::path&)> free_space;
 };
 
+// Where a chunk's framed value (bytes + CRC32C) is stored: `size` bytes at
+// `offset` of blob file `blob_file`, preceded by the chunk's 12-byte key.
+struct ChunkLocation {
+  uint64_t blob_file = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+// The 12-byte key of chunk `index` of block `id` (big-endian id, index).
+std::string ChunkKey(BlockId id, uint32_t index);
+
 struct StoredBlockInfo {
   BlockId id = 0;
   uint64_t size = 0;
@@ -94,6 +114,13 @@ class BlockStore {
   // Reads chunk `index` of a committed block into *framed (bytes + CRC),
   // verified: kCorruption names the block and chunk on a mismatch.
   Status ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;
+  // Where chunks [first, info.chunks) of a committed block are, in order.
+  // kNotFound when the block is not committed here, kUnavailable when some
+  // chunk's location is not known (the caller reads through ReadChunk).
+  Result<std::vector<ChunkLocation>> LocateChunks(BlockId id, uint32_t first) const;
+  // The path of blob file `number`.
+  std::filesystem::path BlobFilePath(uint64_t number) const;
+
   // Removes a committed block (no-op when absent). Its space comes back with
   // CollectGarbage.
   Status DeleteBlock(BlockId id);
@@ -118,7 +145,12 @@ class BlockStore {
     bool short_chunk_seen = false;
   };
 
+  struct LocationIndex;
+  class LocationCollectorFactory;
+
   explicit BlockStore(const BlockStoreOptions& options);
+  Status LoadLocations();
+  void ForgetLocations(BlockId id);
   Status OpenDb();
   Status DropHalfWritten();
   Status CheckSpace() const;
@@ -128,6 +160,7 @@ class BlockStore {
   std::filesystem::path dir_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // [meta, chunks]
+  std::shared_ptr<LocationIndex> locations_;           // shared with the collector factory
   mutable std::mutex mu_;
   std::map<BlockId, Writing> writing_;  // GUARDED_BY(mu_)
   std::vector<BlockId> deleted_;        // GUARDED_BY(mu_)

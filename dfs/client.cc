@@ -1,6 +1,7 @@
 #include "dfs/client.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -399,6 +400,50 @@ Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint3
   return Status::Ok();
 }
 
+Status DfsClient::ReadBlockLocally(const BlockLocation& b, uint32_t* next_chunk, const Sink& sink,
+                                   bool* sink_failed) {
+  *sink_failed = false;
+  if (!local_) {
+    const ComputerConfig* self = config_.FindComputer(options_.computer);
+    if (!self) return FailedPrecondition("no computer of this client");
+    auto ch =
+        LocalReadChannel::Connect(LocalReadSocketPath(self->data_dir), secret_, options_.timeout);
+    if (!ch.ok()) {
+      local_refused_ = true;
+      spdlog::debug("no local reads on {}: {}", options_.computer, ch.status().ToString());
+      return ch.status();
+    }
+    local_ = std::move(*ch);
+  }
+  auto opened = local_->Open(b.id, *next_chunk);
+  if (!opened.ok()) {
+    // An error the worker answered keeps the connection usable; anything else
+    // (a broken connection, a reply that does not add up) drops it.
+    StatusCode c = opened.status().code();
+    if (c == StatusCode::kIoError || c == StatusCode::kDisconnected ||
+        c == StatusCode::kDeadlineExceeded)
+      local_.reset();
+    return opened.status();
+  }
+  if (opened->size != b.size) {
+    return Corruption(fmt::format("{} holds {} bytes of block {}, the name service says {}",
+                                  options_.computer, opened->size, b.id, b.size));
+  }
+  for (size_t i = 0; i < opened->chunk_at.size(); ++i) {
+    auto bytes = LocalReadChannel::ReadChunk(*opened, i, b.id, &local_buf_);
+    if (!bytes.ok()) return bytes.status();
+    counters_.local += bytes->size();
+    local_path_bytes_ += bytes->size();
+    ++*next_chunk;
+    Status s = sink(*bytes);
+    if (!s.ok()) {
+      *sink_failed = true;
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
 Status DfsClient::ReadPartition(const FileStatus& file, int partition, const Sink& sink) {
   if (partition < 0 || partition >= static_cast<int>(file.partitions.size())) {
     return InvalidArgument(fmt::format("{} has {} partition(s); there is no partition {}",
@@ -428,6 +473,19 @@ Status DfsClient::ReadPartition(const FileStatus& file, int partition, const Sin
     for (const ReplicaLocation& r : order) {
       if (!r.live) continue;
       any_live = true;
+      if (options_.local_reads && !local_refused_ && !options_.computer.empty() &&
+          r.where.computer == options_.computer) {
+        bool sink_failed = false;
+        Status ls = ReadBlockLocally(b, &next, sink, &sink_failed);
+        if (ls.ok()) {
+          ok = true;
+          break;
+        }
+        if (sink_failed) return ls;
+        // The rest of the block comes through the data port of the same
+        // replica, where the worker checks the stored chunks itself.
+        spdlog::debug("local read of block {} stopped at chunk {}: {}", b.id, next, ls.ToString());
+      }
       Status s = ReadBlockFrom(r.where, b, &next, sink);
       if (s.ok()) {
         ok = true;

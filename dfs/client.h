@@ -16,7 +16,11 @@
 // Reading: a block is read from its replica on this computer, else one in
 // this rack, else any; a replica that fails (unreachable, checksum mismatch)
 // is left for the next, from the chunk where it stopped. Every chunk's CRC32C
-// is checked on arrival. Bytes read are counted by locality.
+// is checked on arrival. Bytes read are counted by locality. A replica on this
+// computer is read through the local read path (dfs/local_read.h) when its
+// worker offers it; whatever that path cannot serve or verify is read from the
+// same replica through its data port, which has the worker check the stored
+// chunk itself.
 //
 // Thread-safety: not thread-safe; one client per thread.
 #pragma once
@@ -34,6 +38,7 @@
 #include "common/net/blocking_client.h"
 #include "common/status.h"
 #include "dfs/dfs_types.h"
+#include "dfs/local_read.h"
 #include "dfs/namespace.h"
 #include "dfs/placement.h"
 
@@ -44,6 +49,9 @@ struct DfsClientOptions {
   std::chrono::milliseconds timeout{30'000};
   uint32_t write_window_chunks = 16;  // unacknowledged chunks per block write
   int write_attempts = 3;             // pipelines tried per block
+  // Read replicas on this computer straight from the worker's blob files
+  // (dfs/local_read.h); false: always through the data port.
+  bool local_reads = true;
 };
 
 struct CreateOptions {
@@ -87,6 +95,8 @@ class DfsClient {
   Result<int> DeleteJobScratch(const std::string& job);
 
   const LocalityCounters& counters() const { return counters_; }
+  // Bytes of `counters().local` that came through the local read path.
+  uint64_t local_path_bytes() const { return local_path_bytes_; }
   void reset_counters() { counters_ = {}; }
 
  private:
@@ -100,6 +110,11 @@ class DfsClient {
   void DropDataChannel(const std::string& computer);
   Status ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
                        const std::function<Status(std::span<const uint8_t>)>& sink);
+  // Reads what it can of block `b` through the local read path. Sets
+  // *sink_failed when `sink` returned the error.
+  Status ReadBlockLocally(const BlockLocation& b, uint32_t* next_chunk,
+                          const std::function<Status(std::span<const uint8_t>)>& sink,
+                          bool* sink_failed);
   uint64_t* CounterFor(const Endpoint& e);
 
   const ClusterConfig& config_;
@@ -109,6 +124,10 @@ class DfsClient {
   std::map<std::string, std::unique_ptr<net::BlockingChannel>> data_;  // by computer
   std::unique_ptr<Writing> writing_;
   LocalityCounters counters_;
+  uint64_t local_path_bytes_ = 0;
+  std::unique_ptr<LocalReadChannel> local_;
+  bool local_refused_ = false;      // the local worker offers no local path
+  std::vector<uint8_t> local_buf_;  // one chunk with its key
 };
 
 }  // namespace copse::dfs

@@ -15,6 +15,7 @@
 #include "common/net/auth.h"
 #include "dfs/block_store.h"
 #include "dfs/client.h"
+#include "dfs/local_read.h"
 #include "tests/harness/harness.h"
 
 namespace copse::testing {
@@ -186,14 +187,23 @@ TEST_F(DfsTest, PutGetCatLsStatRm) {
   }
   EXPECT_EQ(joined, text);
 
-  // Locality counters: the writer's computer reads everything locally; a
-  // computer of the other rack reads within its rack.
+  // Locality counters: the writer's computer reads everything locally, and
+  // straight from its worker's blob files (the local read path); a computer
+  // of the other rack reads within its rack.
   CommandResult local_cat = Copse({"fs", "cat", "/data/text", "--computer", "c00", "--stats"});
   ASSERT_EQ(local_cat.exit_code, 0) << local_cat.err;
-  EXPECT_NE(local_cat.err.find(fmt::format("read {} bytes: {} local, 0 within the rack, 0 across",
-                                           text.size(), text.size())),
+  EXPECT_EQ(local_cat.out, text);
+  EXPECT_NE(local_cat.err.find(fmt::format("read {} bytes: {} local ({} through the local read "
+                                           "path), 0 within the rack, 0 across",
+                                           text.size(), text.size(), text.size())),
             std::string::npos)
       << local_cat.err;
+  // The worker's local read socket refuses a peer without the secret.
+  auto intruder =
+      dfs::LocalReadChannel::Connect(dfs::LocalReadSocketPath(dir_.path() / "data" / "c00"),
+                                     "not-the-cluster-secret-0123456789", seconds(10));
+  EXPECT_EQ(intruder.status().code(), StatusCode::kPermissionDenied)
+      << intruder.status().ToString();
   CommandResult rack_cat = Copse({"fs", "cat", "/data/text", "--computer", "c12", "--stats"});
   ASSERT_EQ(rack_cat.exit_code, 0);
   EXPECT_EQ(rack_cat.out, text);
@@ -281,6 +291,8 @@ TEST_F(DfsTest, CorruptReplicaIsReadFromAnotherAndReplaced) {
   CommandResult cat = Copse({"fs", "cat", "/c", "--computer", "c00", "--stats"});
   ASSERT_EQ(cat.exit_code, 0) << cat.err;
   EXPECT_EQ(cat.out, text);
+  // The local read path finds the flipped bytes too and leaves the block to
+  // the data port, whose worker deletes and reports its bad copy.
   EXPECT_EQ(cat.err.find(fmt::format("{} local", text.size())), std::string::npos)
       << "the bad local copy must not be served: " << cat.err;
   // The bad copies are dropped and every block has three good replicas again.

@@ -45,12 +45,21 @@ Status WorkerDfs::Start() {
   }
   spdlog::info("block store in {} serving on {}:{}", o.dir.string(), computer_.host,
                server_->port());
+  local_ = std::make_unique<dfs::LocalReadServer>(*store_, secret_, computer_.name);
+  std::filesystem::path sock = dfs::LocalReadSocketPath(computer_.data_dir);
+  Status ls = local_->Listen(sock);
+  if (!ls.ok()) {
+    // Clients on this computer read through the data port instead.
+    spdlog::warn("no local reads on {}: {}", computer_.name, ls.ToString());
+    local_.reset();
+  }
   agent_.set_dfs_hooks(
       {[this] { ReportBlocks(); }, [this](const net::Frame& f) { return HandleMaster(f); }});
   return Status::Ok();
 }
 
 void WorkerDfs::Stop() {
+  if (local_) local_->Stop();
   if (server_) server_->Stop();
 }
 

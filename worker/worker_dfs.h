@@ -1,5 +1,6 @@
 // WorkerDfs: a worker's part of the DFS. It owns the computer's block store
-// (RocksDB under the data dir) and the block server on its data port, reports
+// (RocksDB under the data dir), the block server on its data port and the
+// local read socket for clients on the same computer (dfs/local_read.h), reports
 // the blocks it holds to the master after every registration, tells the
 // master about blocks it stores and bad copies it finds, and carries out the
 // master's commands (delete blocks, copy a block from a peer).
@@ -14,6 +15,7 @@
 #include "common/net/frame.h"
 #include "dfs/block_server.h"
 #include "dfs/block_store.h"
+#include "dfs/local_read.h"
 #include "worker/worker_agent.h"
 
 namespace copse::worker {
@@ -42,6 +44,7 @@ class WorkerDfs {
   WorkerAgent& agent_;
   std::unique_ptr<dfs::BlockStore> store_;
   std::unique_ptr<dfs::BlockServer> server_;
+  std::unique_ptr<dfs::LocalReadServer> local_;  // clients on this computer
 };
 
 }  // namespace copse::worker
