@@ -40,6 +40,21 @@ TEST(Crc32cTest, HardwareAndPortableAgreeOnEveryLengthAndAlignment) {
   }
 }
 
+TEST(Crc32cTest, HardwareAndPortableAgreeOnLongBuffers) {
+  // Long enough for the three-lane paths (3 x 8 KiB and 3 x 256 bytes) and
+  // their remainders.
+  std::mt19937_64 rng(11);
+  std::vector<uint8_t> buf((1u << 20) + 64);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (size_t offset : {0u, 3u}) {
+    for (size_t len : {767u, 768u, 769u, 24575u, 24576u, 24577u, 24576u + 768u + 13u, 1u << 20}) {
+      std::span<const uint8_t> s(buf.data() + offset, len);
+      EXPECT_EQ(Crc32c(s), Crc32cPortableExtend(0, s)) << offset << " " << len;
+      EXPECT_EQ(Crc32cExtend(0x12345678, s), Crc32cPortableExtend(0x12345678, s)) << len;
+    }
+  }
+}
+
 TEST(Crc32cTest, ExtendEqualsWhole) {
   std::string a = "the quick brown fox ", b = "jumps over the lazy dog";
   EXPECT_EQ(Crc32cExtend(Crc32c(Bytes(a)), Bytes(b)), Crc32c(Bytes(a + b)));
