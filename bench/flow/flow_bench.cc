@@ -67,12 +67,26 @@ struct Runner {
   json records = json::array();
   int failures = 0;
 
+  static std::string RaceNote(const json& r) {
+    std::string note = " (won: " + r["winner"].get<std::string>();
+    if (r["raced"].get<bool>()) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " in %.2f ms; loser returned %.2f ms later; adopt %.2f ms",
+                    r["winner_ms"].get<double>(), r["loser_ms"].get<double>(),
+                    r["adopt_ms"].get<double>());
+      note += buf;
+    } else {
+      note += ", alone";
+    }
+    return note + ")";
+  }
+
   void Record(json r) {
-    std::printf(
-        "%-6s step %3d  %-24s %10.2f ms  cost %lld%s\n", r["phase"].get<std::string>().c_str(),
-        r["step"].get<int>(), r["solver"].get<std::string>().c_str(), r["solve_ms"].get<double>(),
-        static_cast<long long>(r["cost"].get<int64_t>()),
-        r.contains("winner") ? (" (won: " + r["winner"].get<std::string>() + ")").c_str() : "");
+    std::printf("%-6s step %3d  %-24s %10.2f ms  cost %lld%s\n",
+                r["phase"].get<std::string>().c_str(), r["step"].get<int>(),
+                r["solver"].get<std::string>().c_str(), r["solve_ms"].get<double>(),
+                static_cast<long long>(r["cost"].get<int64_t>()),
+                r.contains("winner") ? RaceNote(r).c_str() : "");
     std::fflush(stdout);
     records.push_back(std::move(r));
   }
@@ -82,6 +96,15 @@ struct Runner {
       ++failures;
       std::fprintf(stderr, "MISMATCH: %s\n", what.c_str());
     }
+  }
+
+  // The race's winner and where its time went (racing.h).
+  static void RecordRace(const flow::RacingSolver& race, json& r) {
+    r["winner"] = std::string(race.last_winner());
+    r["raced"] = race.stats().raced;
+    r["winner_ms"] = race.stats().winner_ms;
+    r["loser_ms"] = race.stats().loser_ms;
+    r["adopt_ms"] = race.stats().adopt_ms;
   }
 
   void RunLemon(const flow::FlowGraph& g, int step, int64_t expect) {
@@ -119,9 +142,7 @@ struct Runner {
                 {"solver", name},
                 {"solve_ms", ms},
                 {"cost", sol.cost}};
-      if (auto* race = dynamic_cast<flow::RacingSolver*>(solver->get())) {
-        r["winner"] = std::string(race->last_winner());
-      }
+      if (auto* race = dynamic_cast<flow::RacingSolver*>(solver->get())) RecordRace(*race, r);
       Record(r);
     }
     return cost.value_or(0);
@@ -170,9 +191,7 @@ struct Runner {
                   {"cost", sol.cost},
                   {"changes", changes},
                   {"running", w.running_tasks()}};
-        if (auto* race = dynamic_cast<flow::RacingSolver*>(inc[i].get())) {
-          r["winner"] = std::string(race->last_winner());
-        }
+        if (auto* race = dynamic_cast<flow::RacingSolver*>(inc[i].get())) RecordRace(*race, r);
         if (auto* s = dynamic_cast<flow::IncrementalSolver*>(inc[i].get())) {
           r["potential_moves"] = s->stats().potential_moves;
           r["saturated_arcs"] = s->stats().saturated_arcs;

@@ -316,6 +316,9 @@ class Core {
         settled_.push_back(v);
         if (net_.excess(v) > 0) --active_left;
         ScanInto(v, k, eps, max_bucket);
+        // A cancelled search stops here: treating the unsettled nodes as
+        // farther than k keeps eps-optimality, as a finished search does.
+        if ((settled_.size() & 0xfff) == 0 && IsCancelled(cancel_)) active_left = 0;
       }
       if (active_left == 0) break;
     }

@@ -15,6 +15,8 @@ std::string EngineName(IncrementalOptions::Engine e) {
       return "incremental_relax";
     case IncrementalOptions::Engine::kCostScaling:
       return "incremental_cs";
+    case IncrementalOptions::Engine::kAuto:
+      return "incremental_auto";
   }
   return "incremental";
 }
@@ -108,7 +110,12 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
                                     const CancelFlag* cancel) {
   COPSE_RETURN_IF_ERROR(net_.Build(g, &prev_flow_, /*skip_new_arcs=*/true));
   InitPotentials(g, pot);
-  if (options_.engine == IncrementalOptions::Engine::kCostScaling && !options_.local_cost_scaling) {
+  IncrementalOptions::Engine engine = options_.engine;
+  if (engine == IncrementalOptions::Engine::kAuto) {
+    engine = g.arc_count() < options_.ssp_below_arcs ? IncrementalOptions::Engine::kShortestPaths
+                                                     : IncrementalOptions::Engine::kCostScaling;
+  }
+  if (engine == IncrementalOptions::Engine::kCostScaling && !options_.local_cost_scaling) {
     Status st = cs_.Run(net_, pot, cancel);
     stats_.phases = cs_.stats().refines;
     stats_.settled = cs_.stats().relabels;
@@ -119,13 +126,13 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
     stats_.excess_units += std::max<int64_t>(0, net_.excess(u));
   }
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
-  if (options_.engine == IncrementalOptions::Engine::kCostScaling) {
+  if (engine == IncrementalOptions::Engine::kCostScaling) {
     Status st = cs_.RunWarm(net_, pot, worst, cancel);
     stats_.phases = cs_.stats().refines;
     stats_.settled = cs_.stats().relabels;
     return st;
   }
-  if (options_.engine == IncrementalOptions::Engine::kRelaxation) {
+  if (engine == IncrementalOptions::Engine::kRelaxation) {
     return relax_.Run(net_, pot, cancel);
   }
   Status st = ssp_.Route(net_, pot, cancel);
@@ -139,6 +146,8 @@ Status IncrementalSolver::Solve(const FlowGraph& g, FlowSolution* out, const Can
   stats_.warm = has_prev_;
   std::vector<int64_t> pot;
   COPSE_RETURN_IF_ERROR(has_prev_ ? SolveWarm(g, pot, cancel) : SolveCold(g, pot, cancel));
+  // A race's loser stops here rather than extracting a solution nobody reads.
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(net_.Extract(g, pot, out));
   prev_flow_ = out->flow;
   prev_pot_ = out->potential;

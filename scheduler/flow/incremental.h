@@ -16,7 +16,10 @@
 //   kCostScaling   — cost scaling from the previous potentials: the previous
 //                    flow is made feasible and epsilon starts at the largest
 //                    violation left (or, with local_cost_scaling, refines
-//                    start from the repaired pseudoflow).
+//                    start from the repaired pseudoflow);
+//   kAuto          — successive shortest paths on graphs with fewer than
+//                    `ssp_below_arcs` arcs, cost scaling on larger ones (the
+//                    measured winners at those sizes, docs/flow.md).
 // Thread-safety: one thread per object.
 #pragma once
 
@@ -34,8 +37,10 @@
 namespace copse::flow {
 
 struct IncrementalOptions {
-  enum class Engine { kShortestPaths, kRelaxation, kCostScaling };
+  enum class Engine { kShortestPaths, kRelaxation, kCostScaling, kAuto };
   Engine engine = Engine::kShortestPaths;
+  // kAuto only: graphs with fewer arcs than this use successive shortest paths.
+  uint32_t ssp_below_arcs = 100000;
   // The algorithm for a solve without a previous solution: relaxation (fast
   // on uncontended graphs) or cost scaling (robust).
   bool cold_relaxation = false;

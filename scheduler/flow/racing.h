@@ -2,12 +2,25 @@
 // returns the first answer, cancelling the other cooperatively (Firmament
 // §6.1). The loser adopts the winner's solution, so an incremental
 // contestant starts from it next time (§6.2). One contestant runs on the
-// calling thread, the other on a helper thread the racer owns.
+// calling thread, the other on a helper thread the racer owns (created once).
+//
+// Graphs with fewer arcs than RaceOptions::solo_below_arcs are solved by one
+// contestant alone on the calling thread: on small graphs the second thread
+// only adds its start-up, its own residual network build and cache and core
+// contention on a shared machine (docs/flow.md has the measurements).
+//
+// With RaceOptions::hedge_factor > 0 the race is hedged: the last solve's
+// winner starts alone, and the other contestant starts only if no answer
+// has come after hedge_factor times the winner's last solve time (at least
+// hedge_min_ms). While the regime holds, one contestant runs and the race
+// costs nothing; when it changes (a burst makes relaxation crawl), the other
+// joins late and wins, and leads from then on. The first race starts both.
 // Thread-safety: one caller at a time; the contestants only read the graph.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,10 +32,28 @@
 
 namespace copse::flow {
 
+struct RaceOptions {
+  // Below this many arcs, contestant `solo` (0 or 1) solves alone; 0: always race.
+  uint32_t solo_below_arcs = 0;
+  int solo = 1;
+  // 0: both contestants start at once.
+  double hedge_factor = 0;
+  double hedge_min_ms = 1;
+};
+
 class RacingSolver final : public FlowSolver {
  public:
+  // Timings of the last solve, for benchmarks.
+  struct Stats {
+    bool raced = false;           // false: the solo contestant solved alone
+    double winner_ms = 0;         // the winner's Solve
+    double loser_ms = 0;          // from the winner's answer until the loser returned
+    double adopt_ms = 0;          // the loser adopting the winner's solution
+    double second_start_ms = -1;  // when the hedged second contestant started; -1: never
+  };
+
   RacingSolver(std::string name, std::unique_ptr<FlowSolver> first,
-               std::unique_ptr<FlowSolver> second);
+               std::unique_ptr<FlowSolver> second, RaceOptions options = {});
   ~RacingSolver() override;
   RacingSolver(const RacingSolver&) = delete;
   RacingSolver& operator=(const RacingSolver&) = delete;
@@ -33,18 +64,25 @@ class RacingSolver final : public FlowSolver {
 
   // The name of the contestant whose answer the last solve returned.
   std::string_view last_winner() const { return last_winner_; }
+  const Stats& stats() const { return stats_; }
 
  private:
   void HelperLoop();
+  Status SolveAlone(const FlowGraph& graph, FlowSolution* out, const CancelFlag* cancel);
 
   std::string name_;
   std::unique_ptr<FlowSolver> contestant_[2];
+  RaceOptions options_;
   std::string last_winner_;
+  Stats stats_;
+  int leader_ = -1;       // the last winner (hedged races start it first)
+  double leader_ms_ = 0;  // its last solve time
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::function<void()> job_;  // guarded by mu_
   bool job_done_ = false;      // guarded by mu_
+  bool first_done_ = false;    // guarded by mu_: the first-started contestant returned
   bool stop_ = false;          // guarded by mu_
   std::thread helper_;
 };

@@ -17,7 +17,7 @@ void RelaxationEngine::AddToTree(ResidualNet& net, const std::vector<int64_t>& p
   in_tree_[v] = stamp_;
   tree_.push_back(v);
   ++stats_.tree_nodes;
-  if ((stats_.tree_nodes & 0xfff) == 0 && IsCancelled(cancel_)) cancelled_ = true;
+  if ((stats_.tree_nodes & 0xff) == 0 && IsCancelled(cancel_)) cancelled_ = true;
   for (uint32_t a = net.begin(v), e = net.end(v); a < e; ++a) {
     const ResidualArc& r = net.arc(a);
     uint32_t w = r.head;
@@ -141,7 +141,7 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
     uint32_t s = active_[qi];
     queued_[s] = 0;
     while (net.excess(s) > 0) {
-      if ((++steps & 0x3ff) == 0 && IsCancelled(cancel)) return Cancelled("solve cancelled");
+      if ((++steps & 0x3f) == 0 && IsCancelled(cancel)) return Cancelled("solve cancelled");
       Step step = GrowTree(net, pot, s);
       if (step == Step::kCancelled) return Cancelled("solve cancelled");
       if (step == Step::kInfeasible) {
@@ -164,6 +164,7 @@ Status RelaxationSolver::Solve(const FlowGraph& graph, FlowSolution* out,
   SaturateNegativeArcs(net_, pot);
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot, cancel));
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   return net_.Extract(graph, pot, out);
 }
 

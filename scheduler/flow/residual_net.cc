@@ -162,7 +162,7 @@ bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t to
       head = 0;
     }
     if (max_scans != 0 && ++scans > max_scans) return false;
-    if ((scans & 0xffff) == 0 && IsCancelled(cancel)) return false;
+    if ((scans & 0xfff) == 0 && IsCancelled(cancel)) return false;
     int64_t best = pot[u];
     for (uint32_t a = net.begin(u), e = net.end(u); a < e; ++a) {
       const ResidualArc& r = net.arc(a);

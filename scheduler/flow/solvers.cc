@@ -10,10 +10,13 @@ namespace copse::flow {
 
 std::vector<std::string> SolverNames() {
   return {"race",
+          "race_always",
+          "race_hedged",
           "race_ssp",
           "race_scratch",
           "incremental",
           "incremental_cs",
+          "incremental_auto",
           "incremental_relax",
           "incremental_cs_local",
           "cost_scaling",
@@ -40,20 +43,32 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     IncrementalOptions o;
     o.engine = e;
     o.cold_relaxation = cold_relaxation;
+    o.ssp_below_arcs = kSoloBelowArcs;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   };
   if (name == "incremental") return incremental(Engine::kShortestPaths);
   if (name == "incremental_cs") return incremental(Engine::kCostScaling);
   if (name == "incremental_relax") return incremental(Engine::kRelaxation);
+  if (name == "incremental_auto") return incremental(Engine::kAuto);
   if (name == "incremental_cs_local") {
     IncrementalOptions o;
     o.engine = Engine::kCostScaling;
     o.local_cost_scaling = true;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   }
-  if (name == "race") {
+  if (name == "race" || name == "race_always" || name == "race_hedged") {
+    // Firmament's pair. `race` solves graphs below kSoloBelowArcs with the
+    // incremental contestant alone (successive shortest paths there) and
+    // hedges larger races (the last winner starts alone, the other joins
+    // after kHedgeFactor times its last time); `race_always` starts both
+    // contestants at every size (docs/flow.md has both measured).
+    RaceOptions race;
+    // `race_hedged` is `race` without the size threshold (tests).
+    if (name != "race_always") race.hedge_factor = kHedgeFactor;
+    if (name == "race") race.solo_below_arcs = kSoloBelowArcs;
+    race.solo = 1;
     return std::unique_ptr<FlowSolver>(new RacingSolver(
-        "race", std::make_unique<RelaxationSolver>(), incremental(Engine::kCostScaling)));
+        std::string(name), std::make_unique<RelaxationSolver>(), incremental(Engine::kAuto), race));
   }
   if (name == "race_ssp") {
     return std::unique_ptr<FlowSolver>(new RacingSolver(

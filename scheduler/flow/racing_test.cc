@@ -1,0 +1,122 @@
+// RacingSolver's scheduling: hedged races start the last winner alone and
+// the other contestant only after the deadline; small graphs are solved by
+// the solo contestant alone. Scripted contestants either solve (with a real
+// solver) or block until cancelled, so no outcome depends on timing.
+#include "scheduler/flow/racing.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::flow {
+namespace {
+
+class ScriptedSolver final : public FlowSolver {
+ public:
+  // script[i]: true = solve call i, false = block until cancelled.
+  ScriptedSolver(std::string name, std::vector<bool> script)
+      : name_(std::move(name)), script_(std::move(script)) {}
+  std::string_view name() const override { return name_; }
+  Status Solve(const FlowGraph& g, FlowSolution* out, const CancelFlag* cancel) override {
+    size_t call = calls_++;
+    if (call < script_.size() && script_[call]) return real_.Solve(g, out, cancel);
+    while (!IsCancelled(cancel)) std::this_thread::yield();
+    return Cancelled("solve cancelled");
+  }
+  void Adopt(const FlowGraph&, const FlowSolution&) override { ++adopted_; }
+  int calls() const { return static_cast<int>(calls_.load()); }
+  int adopted() const { return adopted_; }
+
+ private:
+  std::string name_;
+  std::vector<bool> script_;
+  std::atomic<size_t> calls_{0};
+  int adopted_ = 0;
+  CostScalingSolver real_;
+};
+
+TEST(RacingSolverTest, HedgedRaceStartsTheLeaderAloneAndTheOtherAfterTheDeadline) {
+  auto* a = new ScriptedSolver("a", {true, false, false});
+  auto* b = new ScriptedSolver("b", {false, true, true});
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.hedge_min_ms = 0;
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kSparse, 30, 5);
+  FlowSolution sol;
+
+  // No leader yet: both start; b blocks, so a wins and b adopts.
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "a");
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+  EXPECT_EQ(b->calls(), 1);
+  EXPECT_EQ(b->adopted(), 1);
+
+  // a leads and starts alone but blocks: b joins after the deadline and wins.
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "b");
+  EXPECT_GE(race.stats().second_start_ms, 0);
+  EXPECT_EQ(a->calls(), 2);
+  EXPECT_EQ(a->adopted(), 1);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
+TEST(RacingSolverTest, HedgedLeaderThatAnswersInTimeRunsAlone) {
+  auto* a = new ScriptedSolver("a", {false, false});
+  auto* b = new ScriptedSolver("b", {true, true});
+  RaceOptions o;
+  o.hedge_factor = 1e9;  // the deadline never passes in this test
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kDense, 30, 6);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "b");
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "b");
+  EXPECT_LT(race.stats().second_start_ms, 0);
+  EXPECT_EQ(a->calls(), 1);  // only in the first, unhedged race
+  EXPECT_EQ(a->adopted(), 2);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
+TEST(RacingSolverTest, SmallGraphsAreSolvedByTheSoloContestantAlone) {
+  auto* a = new ScriptedSolver("a", {});
+  auto* b = new ScriptedSolver("b", {true, true});
+  RaceOptions o;
+  o.solo_below_arcs = 1000000;
+  o.solo = 1;
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kSparse, 40, 7);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_FALSE(race.stats().raced);
+  EXPECT_EQ(race.last_winner(), "b");
+  EXPECT_EQ(a->calls(), 0);
+  EXPECT_EQ(a->adopted(), 1);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
+TEST(RacingSolverTest, CancellingTheCallerCancelsAHedgedRace) {
+  auto* a = new ScriptedSolver("a", {true});
+  auto* b = new ScriptedSolver("b", {false, false});
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.hedge_min_ms = 0;
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kSparse, 30, 8);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  CancelFlag cancel;
+  cancel.Cancel();
+  EXPECT_EQ(race.Solve(g, &sol, &cancel).code(), StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace copse::flow
