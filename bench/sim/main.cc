@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
 #include "bench/sim/suite.h"
@@ -30,7 +31,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.05, 1.5));
   app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
   app.add_option("--config", config, "child: cluster config");
-  app.add_option("--workload", workload, "child: workload file");
+  app.add_option("--workload", workload,
+                 "workload file instead of the experiment's (ideal, unconstrained, constrained, "
+                 "cfq); child: the run's workload");
   app.add_option("--policy", spec.policy, "child: policy");
   app.add_option("--k", spec.k, "child: admission limit K")->check(CLI::Range(1, 100000));
   app.add_option("--drop", spec.drop, "child: instance left out (repeatable)");
@@ -57,6 +60,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.out = out;
+  if (!workload.empty()) {
+    if (o.experiment == "scale") {
+      std::cerr << "copse bench sim: --workload does not apply to scale (its workload is "
+                   "generated)\n";
+      return 2;
+    }
+    std::error_code ec;
+    o.workload = std::filesystem::absolute(workload, ec);
+    if (ec || !std::filesystem::is_regular_file(o.workload)) {
+      std::cerr << "copse bench sim: --workload " << workload << ": no such file\n";
+      return 2;
+    }
+  }
   const char* src = std::getenv("COPSE_SOURCE_DIR");
   o.source_dir = src != nullptr ? src : COPSE_SOURCE_DIR;
   char self[4096];

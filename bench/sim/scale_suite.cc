@@ -162,9 +162,11 @@ Status RunScaleSuite(const SuiteOptions& o) {
   fs::create_directories(o.out / "runs", ec);
   if (ec) return IoError("cannot create " + (o.out / "runs").string() + ": " + ec.message());
   SteadyClock wall;
+  const Timestamp start = wall.Now();
   double max_time_s = o.quick ? kQuickMaxTimeS : kMaxTimeS;
   Json res;
   res["experiment"] = "scale";
+  res["command"] = SuiteCommand(o);
   res["slots"] = config.TotalSlots();
   res["config"] = config_path.string();
   res["quick"] = o.quick;
@@ -196,10 +198,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
       res["runs"].push_back(RunJson(*r, s, so.max_rounds, max_time_s));
     }
   }
-  std::string command =
-      "copse bench sim --experiment scale --out DIR --seed " + std::to_string(o.seed) +
-      (o.seeds > 1 ? " --seeds " + std::to_string(o.seeds) : "") + (o.quick ? " --quick" : "") +
-      (o.utilisation != 0.9 ? " --utilisation " + Fixed(o.utilisation, 2) : "");
+  std::string command = SuiteCommand(o);
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.json", res.dump(1) + "\n"));
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.md", Markdown(res, command)));
   fs::path plot = o.source_dir / "bench/sim/plot.py";
@@ -216,6 +215,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
     std::cerr << "copse-bench-sim: warning: figure not drawn (python3 " << plot.string()
               << " failed); results.json and results.md are written\n";
   }
+  COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - start).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";
   return Status::Ok();
 }

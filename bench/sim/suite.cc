@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "bench/sim/metrics.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/exec_argv.h"
 #include "rootjob/sample_apps.h"
@@ -276,7 +277,9 @@ std::string Markdown(const std::string& experiment, const Json& results,
 
 Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
   fs::path config = o.source_dir / "cluster-configs" / (o.quick ? e.quick_config : e.config);
-  fs::path workload = o.source_dir / "bench/workloads" / (o.quick ? e.quick_workload : e.workload);
+  fs::path workload = !o.workload.empty() ? o.workload
+                                          : o.source_dir / "bench/workloads" /
+                                                (o.quick ? e.quick_workload : e.workload);
   // The quick cluster has 24 slots: four jobs at a time keep it busy (the
   // cfq experiment admits every job at once in both modes).
   int k = o.quick && e.k > 1 && e.k <= 10 ? 4 : e.k;
@@ -311,6 +314,27 @@ std::vector<std::string> ExperimentNames() {
   return n;
 }
 
+std::string SuiteCommand(const SuiteOptions& o) {
+  std::ostringstream c;
+  c << "copse bench sim --experiment " << o.experiment << " --out DIR --seed " << o.seed;
+  if (o.seeds > 1) c << " --seeds " << o.seeds;
+  if (o.quick) c << " --quick";
+  if (!o.workload.empty()) {
+    fs::path w = o.workload.lexically_relative(o.source_dir);
+    c << " --workload " << (w.empty() || w.string().starts_with("..") ? o.workload : w).string();
+  }
+  if (o.experiment == "scale" && o.utilisation != 0.9)
+    c << " --utilisation " << Fixed(o.utilisation, 2);
+  return c.str();
+}
+
+Status WriteTiming(const SuiteOptions& o, double wall_s) {
+  Json t;
+  t["command"] = SuiteCommand(o);
+  t["wall_s"] = std::round(wall_s * 10) / 10;
+  return WriteText(o.out / "timing.json", t.dump(1) + "\n");
+}
+
 Status RunOne(const RunSpec& spec, const fs::path& out) {
   COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(spec.config));
   COPSE_ASSIGN_OR_RETURN(std::vector<rootjob::InstanceSpec> workload,
@@ -343,6 +367,8 @@ Status RunSuite(const SuiteOptions& o) {
     for (const std::string& n : ExperimentNames()) names += " " + n;
     return InvalidArgument("unknown experiment '" + o.experiment + "' (known:" + names + ")");
   }
+  SteadyClock wall;
+  const Timestamp t0 = wall.Now();
   std::error_code ec;
   fs::create_directories(o.out / "runs", ec);
   if (ec) return IoError("cannot create " + (o.out / "runs").string() + ": " + ec.message());
@@ -386,6 +412,7 @@ Status RunSuite(const SuiteOptions& o) {
 
   Json results;
   results["experiment"] = o.experiment;
+  results["command"] = SuiteCommand(o);
   results["slots"] = runs.empty() ? 0 : runs[0].second["slots"].get<int>();
   results["config"] = plan[0].spec.config.string();
   results["workload"] = plan[0].spec.workload.string();
@@ -434,6 +461,7 @@ Status RunSuite(const SuiteOptions& o) {
     std::cerr << "copse-bench-sim: warning: figures not drawn (python3 " << plot.string()
               << " failed); results.json and results.md are written\n";
   }
+  COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - t0).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";
   return Status::Ok();
 }

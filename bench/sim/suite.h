@@ -27,10 +27,20 @@ struct SuiteOptions {
   std::filesystem::path self;        // this executable, run for each child
   int parallel = 2;                  // children at once
   double utilisation = 0.9;          // scale: offered load (arrival rate x mean duration / slots)
+  std::filesystem::path workload;    // if set: replaces the experiment's workload file
 };
 
 // The experiments' names.
 std::vector<std::string> ExperimentNames();
+
+// The command that reruns `options` (`copse bench sim --experiment ... --out
+// DIR ...`), recorded in results.json as "command" so that the report
+// (bench/sim/report.py) names what produced each results directory.
+std::string SuiteCommand(const SuiteOptions& options);
+
+// Writes DIR/timing.json: {"command": ..., "wall_s": ...}. Wall time is kept
+// out of results.json, which is byte-identical for a seed.
+Status WriteTiming(const SuiteOptions& options, double wall_s);
 
 // Runs one experiment end to end. kInvalidArgument for an unknown experiment.
 Status RunSuite(const SuiteOptions& options);

@@ -16,6 +16,7 @@ namespace copse::bench {
 namespace {
 
 using nlohmann::json;
+using testing::CommandResult;
 using testing::RunCopse;
 using testing::TempDir;
 
@@ -191,6 +192,71 @@ TEST(SimSuiteTest, BadInputIsRejected) {
                 (d.path() / "run.json").string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown app"), std::string::npos);
+  r = RunCopse("copse-bench-sim",
+               {"--experiment", "cfq", "--quick", "--workload",
+                (d.path() / "missing.toml").string(), "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing.toml: no such file"), std::string::npos) << r.err;
+  r = RunCopse("copse-bench-sim", {"--experiment", "scale", "--quick", "--workload",
+                                   (d.path() / "w.toml").string(), "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("does not apply to scale"), std::string::npos) << r.err;
+}
+
+// bench/sim/report.py: REPORT.md generated from the experiments' results.
+CommandResult RunReport(const std::vector<std::string>& args) {
+  std::vector<std::string> a{(kSource / "bench/sim/report.py").string()};
+  a.insert(a.end(), args.begin(), args.end());
+  return RunCopse("/usr/bin/python3", a, std::chrono::seconds(60));
+}
+
+TEST(SimReportTest, QuickResultsGiveAFilledReport) {
+  TempDir d;
+  for (const char* e : {"ideal", "unconstrained", "constrained", "cfq", "scale"}) {
+    RunQuick(e, d.path() / e);
+  }
+  auto r = RunReport({"--results", d.path().string(), "--out", (d.path() / "R.md").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string md = ReadFile(d.path() / "R.md");
+  for (const char* h : {"## Table 2", "## Table 3", "## Unconstrained network", "### Why the fair",
+                        "## Constrained network", "## CFQ", "## Placement latency"}) {
+    EXPECT_NE(md.find(h), std::string::npos) << h;
+  }
+  // Every policy and solver has its row, and each results directory its command.
+  for (const char* row :
+       {"| G | ", "| QP | ", "| GFPH | ", "| QFPX | ", "| HFS | ", "| CFQ-naive | ", "| FIFO | ",
+        "| relaxation | ", "| incremental_cs | ", "| PrimeLarge | ",
+        "`copse bench sim --experiment constrained --out DIR --seed 1 --quick`"}) {
+    EXPECT_NE(md.find(row), std::string::npos) << row;
+  }
+  // Nothing left unfilled: no empty table cell, no format directive, no NaN.
+  std::istringstream lines(md);
+  std::string line;
+  int table_rows = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(line.find("||"), std::string::npos) << line;
+    EXPECT_EQ(line.find("| |"), std::string::npos) << line;
+    for (const char* bad : {"%s", "%d", " nan", "NaN", " inf", "None", "TODO", "{", "}"}) {
+      EXPECT_EQ(line.find(bad), std::string::npos) << bad << " in: " << line;
+    }
+    if (line.starts_with("| ") && line.find("---") == std::string::npos) ++table_rows;
+  }
+  // Header 5 + Table 2 4 + Table 3 + 12 + 8 + 4 + 6 + scale 6.
+  EXPECT_GT(table_rows, 45);
+  EXPECT_NE(md.find("come from `--quick` runs"), std::string::npos);
+
+  // A missing experiment is an error that names it, not a half-filled report.
+  std::filesystem::remove_all(d.path() / "cfq");
+  r = RunReport({"--results", d.path().string(), "--out", (d.path() / "R2.md").string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--experiment cfq"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(d.path() / "R2.md"));
+}
+
+TEST(SimReportTest, CommittedReportIsGeneratedFromCommittedResults) {
+  auto r = RunReport({"--results", (kSource / "bench/results").string(), "--out",
+                      (kSource / "bench/REPORT.md").string(), "--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace
