@@ -281,6 +281,21 @@ TEST_F(NetnsTest, CrossRackTransferIsCappedAtTheUplinkAndDownRemovesEverything) 
   EXPECT_GT(in_rack.MBps(), 2 * cross.MBps());
   EXPECT_LT(in_rack.MBps(), 1.4 * link_MBps);
 
+  // The same binaries and protocol through the emulated network: a DFS file
+  // kept on rack r1 only, read from a computer of rack r0, crosses the core.
+  std::filesystem::path local = dir_.path() / "lines.txt";
+  std::string text;
+  for (int i = 0; text.size() < (4u << 20); ++i) text += "line " + std::to_string(i) + "\n";
+  std::ofstream(local) << text;
+  CommandResult put = Copse(
+      {"fs", "put", local.string(), "/lines", "--replication", "1", "--placement", "confine 1 r1"});
+  ASSERT_EQ(put.exit_code, 0) << put.out << put.err;
+  CommandResult cat = Copse({"fs", "cat", "/lines", "--computer", "c00", "--stats"});
+  ASSERT_EQ(cat.exit_code, 0) << cat.err;
+  EXPECT_TRUE(cat.out == text) << "read back " << cat.out.size() << " of " << text.size();
+  EXPECT_NE(cat.err.find(std::to_string(text.size()) + " across the core"), std::string::npos)
+      << cat.err;
+
   ExpectDownRemovesEverything();
 }
 
