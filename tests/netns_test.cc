@@ -60,6 +60,17 @@ std::string MissingCapability() {
   if (!ToolExists("ip")) return "needs the iproute2 tool `ip`";
   if (!ToolExists("tc")) return "needs the iproute2 tool `tc`";
   if (Shell("unshare -n true").first != 0) return "`unshare -n` fails: no network namespaces here";
+  // What `up --netns` uses, tried in a throw-away namespace: bridges, veth
+  // pairs, tbf, and named namespaces under /run/netns.
+  auto [rc, out] = Shell(
+      "unshare -n sh -c 'ip link add b0 type bridge && ip link add v0 type veth peer name v1 && "
+      "ip link set v0 master b0 && tc qdisc add dev v0 root tbf rate 1mbit burst 32k latency "
+      "50ms'");
+  if (rc != 0) return "no bridge, veth or tbf support here: " + out;
+  std::string probe = "copse-probe-" + std::to_string(::getpid());
+  auto [add_rc, add_out] = Shell("ip netns add " + probe);
+  Shell("ip netns del " + probe);
+  if (add_rc != 0) return "`ip netns add` fails here: " + add_out;
   return "";
 }
 
