@@ -52,7 +52,8 @@ Status WriteFileAtomically(const std::filesystem::path& path, const std::string&
 
 // `name` found in $PATH or the usual sbin directories (root's PATH may lack them).
 std::optional<std::filesystem::path> FindTool(const std::string& name) {
-  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  const char* env = std::getenv("PATH");
+  std::string path = env ? env : "";
   path += ":/usr/sbin:/sbin:/usr/bin:/bin";
   std::stringstream dirs(path);
   for (std::string dir; std::getline(dirs, dir, ':');) {
@@ -315,9 +316,10 @@ Result<int> TeardownNetns(const ClusterConfig& config, std::vector<std::string>*
     std::filesystem::remove_all(state->derived_config.parent_path(), ec);
   }
   std::filesystem::remove(NetnsStatePath(config), ec);
-  if (ec)
+  if (ec) {
     return IoError(
         fmt::format("cannot remove {}: {}", NetnsStatePath(config).string(), ec.message()));
+  }
   std::vector<std::string> left = NamespacesWithPrefix(state->prefix + "-");
   if (!left.empty() && notes) {
     std::string names;

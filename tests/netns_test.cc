@@ -379,5 +379,20 @@ TEST_F(NetnsTest, WithoutNetAdminUpFailsClearlyAndLeavesNothing) {
   EXPECT_TRUE(NamespacesWithPrefix(prefix).empty()) << Shell("ip netns list").second;
 }
 
+// Checked before anything else, so it holds without root too.
+TEST(NetnsConfigTest, MoreRacksThanTheAddressSchemeHoldsIsBadInput) {
+  TempDir dir;
+  std::filesystem::path config = dir.path() / "wide.toml";
+  std::ofstream out(config);
+  out << "[cluster]\nname = \"wide\"\ndata_root = \"" << (dir.path() / "data").string()
+      << "\"\n[master]\nport = 7000\nworker_port_base = 7002\n";
+  for (int r = 0; r < 255; ++r) out << "[[racks]]\nname = \"r" << r << "\"\ncount = 1\n";
+  out.close();
+  CommandResult up = RunCopse("copse", {"--config", config.string(), "cluster", "up", "--netns"});
+  EXPECT_EQ(up.exit_code, 2) << up.out << up.err;
+  EXPECT_NE(up.err.find("at most 254 racks"), std::string::npos) << up.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "data" / "cluster.netns.json"));
+}
+
 }  // namespace
 }  // namespace copse::testing
