@@ -40,6 +40,7 @@ struct Options {
   std::vector<std::string> incremental = {"race", "incremental", "incremental_cs", "relaxation"};
   std::vector<std::string> lemon = {"ns", "cs", "caps"};
   int lemon_every = 0;
+  int repeat = 1;
   bool check = true;
   bool verbose = false;
   std::string json_path;
@@ -107,14 +108,26 @@ struct Runner {
     r["adopt_ms"] = race.stats().adopt_ms;
   }
 
+  // The median of `runs` (odd count gives the middle one).
+  static double Median(std::vector<double> runs) {
+    std::sort(runs.begin(), runs.end());
+    return runs[runs.size() / 2];
+  }
+
   void RunLemon(const flow::FlowGraph& g, int step, int64_t expect) {
     for (const std::string& name : opt.lemon) {
-      auto r = flow::lemon_ref::Solve(g, LemonAlg(name));
-      Expect(r.feasible && r.cost == expect, std::string("lemon ") + name + " cost");
+      std::vector<double> runs;
+      flow::lemon_ref::LemonResult r;
+      for (int k = 0; k < opt.repeat; ++k) {
+        r = flow::lemon_ref::Solve(g, LemonAlg(name));
+        Expect(r.feasible && r.cost == expect, std::string("lemon ") + name + " cost");
+        runs.push_back(r.solve_ms);
+      }
       Record({{"phase", "lemon"},
               {"step", step},
               {"solver", AlgorithmName(LemonAlg(name))},
-              {"solve_ms", r.solve_ms},
+              {"solve_ms", Median(runs)},
+              {"runs_ms", runs},
               {"build_ms", r.build_ms},
               {"cost", r.cost}});
     }
@@ -130,18 +143,22 @@ struct Runner {
         Expect(false, solver.status().ToString());
         continue;
       }
+      // --repeat runs, each with a new solver object (so each is from
+      // scratch); the first also pays the process's first touch of the
+      // memory the solver allocates.
+      std::vector<double> runs;
       flow::FlowSolution sol;
-      auto t = Clock::now();
-      Status st = (*solver)->Solve(g, &sol, nullptr);
-      double ms = MsSince(t);
-      Expect(st.ok(), name + ": " + st.ToString());
-      if (!cost) cost = sol.cost;
-      Expect(sol.cost == *cost, name + " scratch cost");
-      json r = {{"phase", "scratch"},
-                {"step", step},
-                {"solver", name},
-                {"solve_ms", ms},
-                {"cost", sol.cost}};
+      for (int k = 0; k < opt.repeat; ++k) {
+        if (k > 0) solver = flow::MakeSolver(name);
+        auto t = Clock::now();
+        Status st = (*solver)->Solve(g, &sol, nullptr);
+        runs.push_back(MsSince(t));
+        Expect(st.ok(), name + ": " + st.ToString());
+        if (!cost) cost = sol.cost;
+        Expect(sol.cost == *cost, name + " scratch cost");
+      }
+      json r = {{"phase", "scratch"},       {"step", step},    {"solver", name},
+                {"solve_ms", Median(runs)}, {"runs_ms", runs}, {"cost", sol.cost}};
       if (auto* race = dynamic_cast<flow::RacingSolver*>(solver->get())) RecordRace(*race, r);
       Record(r);
     }
@@ -165,19 +182,22 @@ struct Runner {
     int64_t cost0 = RunScratch(w.graph(), 0, std::nullopt);
     if (!opt.lemon.empty()) RunLemon(w.graph(), 0, cost0);
     std::vector<std::unique_ptr<flow::FlowSolver>> inc;
+    // One solution object per solver, kept across steps as a scheduler keeps
+    // its own: a fresh one would charge first-touch page faults to the solve.
+    std::vector<flow::FlowSolution> sols(opt.incremental.size());
     for (const std::string& name : opt.incremental) {
       inc.push_back(flow::MakeSolver(name).value());
     }
-    for (int step = 0; step <= opt.steps; ++step) {
+    for (int step = 0; step <= opt.steps && !inc.empty(); ++step) {
       if (step > 0) {
         w.Step();
         WriteDimacs(w.graph(), step);
       }
       size_t changes = w.graph().change_count();
-      flow::FlowSolution driver;
+      const flow::FlowSolution& driver = sols.at(0);
       int64_t cost = 0;
       for (size_t i = 0; i < inc.size(); ++i) {
-        flow::FlowSolution sol;
+        flow::FlowSolution& sol = sols[i];
         auto t0 = Clock::now();
         Status st = inc[i]->Solve(w.graph(), &sol, nullptr);
         double ms = MsSince(t0);
@@ -201,7 +221,6 @@ struct Runner {
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         Record(r);
-        if (i == 0) driver = std::move(sol);
       }
       if (opt.check) {
         Status c = flow::CheckSolution(w.graph(), driver);
@@ -281,6 +300,10 @@ int main(int argc, char** argv) {
   app.add_option("--lemon", o.lemon, "LEMON solvers: ns, cs, caps (empty: none)")->delimiter(',');
   app.add_option("--lemon-every", o.lemon_every,
                  "also time LEMON and the --scratch solvers every N steps (0: first graph only)");
+  app.add_option("--repeat", o.repeat,
+                 "time each from-scratch solve (Copse and LEMON) this many times and record the "
+                 "median")
+      ->check(CLI::Range(1, 99));
   app.add_flag("--verbose", o.verbose, "print the incremental solvers' statistics");
   app.add_flag("!--no-check", o.check, "skip the optimality check of each step's flow");
   app.add_option("--json", o.json_path, "write all measurements to this file");
@@ -299,5 +322,8 @@ int main(int argc, char** argv) {
   }
   if (o.lemon.size() == 1 && (o.lemon[0].empty() || o.lemon[0] == "none")) o.lemon.clear();
   if (o.scratch.size() == 1 && (o.scratch[0].empty() || o.scratch[0] == "none")) o.scratch.clear();
+  if (o.incremental.size() == 1 && (o.incremental[0].empty() || o.incremental[0] == "none")) {
+    o.incremental.clear();
+  }
   return runner.Run();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/flow/reuse.h"
 #include "scheduler/flow/wide.h"
 
 namespace copse::flow {
@@ -12,6 +13,21 @@ namespace {
 // kSuspect: a warm start relabels far more than a feasible problem needs;
 // the caller falls back to a cold solve, which checks feasibility first.
 enum class Outcome { kDone, kCancelled, kOverflow, kStuck, kSuspect };
+
+// The core's arrays, kept per thread between solves (reuse.h explains why).
+template <typename T>
+struct CoreBuffers {
+  std::vector<T> p, trial;
+  std::vector<uint32_t> cur, active, bucket_of, next, prev, heads, settled, dist, touched, dirty,
+      ever;
+  std::vector<uint8_t> queued, dirty_flag, ever_flag;
+};
+
+template <typename T>
+CoreBuffers<T>& ThreadBuffers() {
+  thread_local CoreBuffers<T> buffers;
+  return buffers;
+}
 
 // The push-relabel core in arithmetic type T (int64_t or Wide). Potentials
 // `p_` are in scaled units (original cost * scale_). Work is kept local to
@@ -25,14 +41,17 @@ class Core {
        CostScalingEngine::Stats& stats, const CancelFlag* cancel)
       : net_(net), p_(p), opt_(opt), stats_(stats), cancel_(cancel), n_(net.node_count()) {
     scale_ = static_cast<T>(n_) + 1;
+    for (auto* v : {&active_, &heads_, &settled_, &touched_, &dirty_, &ever_}) v->clear();
+    ReserveWithSlack(cur_, n_);
     cur_.resize(n_);
-    queued_.assign(n_, 0);
-    bucket_of_.assign(n_, kUnset);
-    next_.resize(n_);
-    prev_.resize(n_);
-    dist_.resize(n_);
-    dirty_flag_.assign(n_, 0);
-    ever_flag_.assign(n_, 0);
+    AssignReuse(queued_, n_, uint8_t{0});
+    AssignReuse(bucket_of_, n_, kUnset);
+    for (auto* v : {&next_, &prev_, &dist_}) {
+      ReserveWithSlack(*v, n_);
+      v->resize(n_);
+    }
+    AssignReuse(dirty_flag_, n_, uint8_t{0});
+    AssignReuse(ever_flag_, n_, uint8_t{0});
     for (uint32_t u = 0; u < n_; ++u) cur_[u] = net_.begin(u);
   }
 
@@ -122,7 +141,7 @@ class Core {
   // Label correcting from the dirty nodes towards potentials with every
   // residual reduced cost >= -eps; gives up after a budget of node scans.
   bool PriceRefine(T eps) {
-    trial_ = p_;
+    CopyReuse(trial_, p_);
     std::vector<uint32_t> queue = dirty_;
     std::vector<uint32_t> lowered;
     for (uint32_t u : queue) queued_[u] = 1;
@@ -342,13 +361,22 @@ class Core {
   T scale_;
   T limit_ = 0;
   bool warm_ = false;
-  std::vector<T> trial_;
-  std::vector<uint32_t> cur_;
-  std::vector<uint8_t> queued_;
-  std::vector<uint32_t> active_;
-  std::vector<uint32_t> bucket_of_, next_, prev_, heads_, settled_, dist_, touched_;
-  std::vector<uint8_t> dirty_flag_, ever_flag_;
-  std::vector<uint32_t> dirty_, ever_;
+  CoreBuffers<T>& buf_ = ThreadBuffers<T>();
+  std::vector<T>& trial_ = buf_.trial;
+  std::vector<uint32_t>& cur_ = buf_.cur;
+  std::vector<uint8_t>& queued_ = buf_.queued;
+  std::vector<uint32_t>& active_ = buf_.active;
+  std::vector<uint32_t>& bucket_of_ = buf_.bucket_of;
+  std::vector<uint32_t>& next_ = buf_.next;
+  std::vector<uint32_t>& prev_ = buf_.prev;
+  std::vector<uint32_t>& heads_ = buf_.heads;
+  std::vector<uint32_t>& settled_ = buf_.settled;
+  std::vector<uint32_t>& dist_ = buf_.dist;
+  std::vector<uint32_t>& touched_ = buf_.touched;
+  std::vector<uint8_t>& dirty_flag_ = buf_.dirty_flag;
+  std::vector<uint8_t>& ever_flag_ = buf_.ever_flag;
+  std::vector<uint32_t>& dirty_ = buf_.dirty;
+  std::vector<uint32_t>& ever_ = buf_.ever;
 };
 
 int64_t FloorDiv(Wide a, Wide b) {
@@ -364,7 +392,9 @@ Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOp
                 CostScalingEngine::Stats& stats, const CancelFlag* cancel, int64_t warm_eps,
                 std::vector<uint32_t>* changed) {
   const T scale = static_cast<T>(net.node_count()) + 1;
-  std::vector<T> p(pot.size());
+  std::vector<T>& p = ThreadBuffers<T>().p;
+  ReserveWithSlack(p, pot.size());
+  p.resize(pot.size());
   for (size_t i = 0; i < pot.size(); ++i) p[i] = static_cast<T>(pot[i]) * scale;
   Core<T> core(net, p, opt, stats, cancel);
   Outcome o = warm_eps > 0 ? core.RunWarm(static_cast<T>(warm_eps) * scale) : core.RunCold();
@@ -380,7 +410,8 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
                               const CancelFlag* cancel) {
   stats_ = Stats{};
   COPSE_RETURN_IF_ERROR(MakeFeasible(net, cancel));
-  std::vector<int64_t> start = pot;
+  thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
+  CopyReuse(start, pot);
   std::vector<uint32_t> changed;
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {
@@ -401,7 +432,8 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
 Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, int64_t eps,
                                   const CancelFlag* cancel) {
   stats_ = Stats{};
-  std::vector<int64_t> start = pot;
+  thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
+  CopyReuse(start, pot);
   std::vector<uint32_t> changed;
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/flow/reuse.h"
+
 namespace copse::flow {
 
 namespace {
@@ -26,10 +28,11 @@ std::string EngineName(IncrementalOptions::Engine e) {
 IncrementalSolver::IncrementalSolver(IncrementalOptions options)
     : options_(options), name_(EngineName(options.engine)), cs_(options.cost_scaling) {}
 
-void IncrementalSolver::InitPotentials(const FlowGraph& g, std::vector<int64_t>& pot) const {
+void IncrementalSolver::InitPotentials(const FlowGraph& g, std::vector<int64_t>& pot) {
   const uint32_t n = net_.node_count();
-  pot.assign(n, 0);
-  std::vector<uint8_t> fresh(n, 0);
+  AssignReuse(pot, n, int64_t{0});
+  std::vector<uint8_t>& fresh = fresh_;
+  AssignReuse(fresh, n, uint8_t{0});
   for (uint32_t u = 0; u < n; ++u) {
     NodeId id = net_.node_id(u);
     if (id < prev_pot_.size() && !g.IsNewNode(id)) {
@@ -98,7 +101,7 @@ int64_t IncrementalSolver::Repair(std::vector<int64_t>& pot) {
 Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& pot,
                                     const CancelFlag* cancel) {
   COPSE_RETURN_IF_ERROR(net_.Build(g));
-  pot.assign(net_.node_count(), 0);
+  AssignReuse(pot, net_.node_count(), int64_t{0});
   if (options_.cold_relaxation) {
     SaturateNegativeArcs(net_, pot);
     return relax_.Run(net_, pot, cancel);
@@ -144,21 +147,21 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
 Status IncrementalSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelFlag* cancel) {
   stats_ = Stats{};
   stats_.warm = has_prev_;
-  std::vector<int64_t> pot;
+  std::vector<int64_t>& pot = pot_;
   COPSE_RETURN_IF_ERROR(has_prev_ ? SolveWarm(g, pot, cancel) : SolveCold(g, pot, cancel));
   // A race's loser stops here rather than extracting a solution nobody reads.
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(net_.Extract(g, pot, out));
-  prev_flow_ = out->flow;
-  prev_pot_ = out->potential;
+  CopyReuse(prev_flow_, out->flow);
+  CopyReuse(prev_pot_, out->potential);
   has_prev_ = true;
   return Status::Ok();
 }
 
 void IncrementalSolver::Adopt(const FlowGraph& g, const FlowSolution& solution) {
   (void)g;
-  prev_flow_ = solution.flow;
-  prev_pot_ = solution.potential;
+  CopyReuse(prev_flow_, solution.flow);
+  CopyReuse(prev_pot_, solution.potential);
   has_prev_ = true;
 }
 

@@ -74,7 +74,7 @@ class IncrementalSolver final : public FlowSolver {
  private:
   Status SolveCold(const FlowGraph& graph, std::vector<int64_t>& pot, const CancelFlag* cancel);
   Status SolveWarm(const FlowGraph& graph, std::vector<int64_t>& pot, const CancelFlag* cancel);
-  void InitPotentials(const FlowGraph& graph, std::vector<int64_t>& pot) const;
+  void InitPotentials(const FlowGraph& graph, std::vector<int64_t>& pot);
   // Returns the largest violation it had to saturate.
   int64_t Repair(std::vector<int64_t>& pot);
 
@@ -87,6 +87,8 @@ class IncrementalSolver final : public FlowSolver {
   bool has_prev_ = false;
   std::vector<int64_t> prev_flow_;  // by ArcId
   std::vector<int64_t> prev_pot_;   // by NodeId
+  std::vector<int64_t> pot_;        // dense potentials of the current solve
+  std::vector<uint8_t> fresh_;      // InitPotentials: nodes without a previous potential
   Stats stats_;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/flow/residual_net.h"
+#include "scheduler/flow/reuse.h"
 
 namespace copse::flow::internal {
 
@@ -21,8 +22,8 @@ struct LayerWorkspace {
 
   void Resize(uint32_t n) {
     if (level.size() < n) {
-      level.assign(n, -1);
-      cur.assign(n, 0);
+      AssignReuse(level, n, -1);
+      AssignReuse(cur, n, 0u);
     }
   }
   void Clear() {

@@ -72,7 +72,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   stats_.raced = true;
   const auto start = Clock::now();
   CancelFlag stop[2] = {CancelFlag(cancel), CancelFlag(cancel)};
-  FlowSolution result[2];
+  FlowSolution* result = result_;  // kept between solves (reuse.h explains why)
   Status status[2];
   Clock::time_point done_at[2] = {start, start};
   std::atomic<int> winner{-1};
@@ -119,7 +119,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   stats_.winner_ms = Ms(start, done_at[w]);
   stats_.loser_ms = done_at[1 - w] > done_at[w] ? Ms(done_at[w], done_at[1 - w]) : 0.0;
   last_winner_ = std::string(contestant_[w]->name());
-  *out = std::move(result[w]);
+  std::swap(*out, result[w]);  // the caller's old buffers are reused next time
   auto t = Clock::now();
   if (status[w].ok()) {
     leader_ = w;

@@ -75,8 +75,9 @@ class RacingSolver final : public FlowSolver {
   RaceOptions options_;
   std::string last_winner_;
   Stats stats_;
-  int leader_ = -1;       // the last winner (hedged races start it first)
-  double leader_ms_ = 0;  // its last solve time
+  FlowSolution result_[2];  // the contestants' answers
+  int leader_ = -1;         // the last winner (hedged races start it first)
+  double leader_ms_ = 0;    // its last solve time
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "scheduler/flow/reuse.h"
+
 namespace copse::flow {
 
 void RelaxationEngine::Activate(uint32_t v) {
@@ -128,10 +130,10 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   for (uint32_t u = 0; u < n; ++u) top = u == 0 ? pot[u] : std::max(top, pot[u]);
   const int64_t span = 2 * net.max_abs_cost() * (static_cast<int64_t>(n) + 1) + 1;
   alarm_ = top > std::numeric_limits<int64_t>::max() / 2 - span ? top : top + span;
-  in_tree_.assign(n, 0);
+  AssignReuse(in_tree_, n, 0u);
   stamp_ = 0;
-  pred_.assign(n, kNoId);
-  queued_.assign(n, 0);
+  AssignReuse(pred_, n, kNoId);
+  AssignReuse(queued_, n, uint8_t{0});
   active_.clear();
   for (uint32_t u = 0; u < n; ++u) {
     if (net.excess(u) > 0) Activate(u);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scheduler/flow/layered.h"
+#include "scheduler/flow/reuse.h"
 #include "scheduler/flow/wide.h"
 
 namespace copse::flow {
@@ -43,7 +44,8 @@ Status CheckMagnitudes(const FlowGraph& g, int64_t max_abs_cost, uint32_t nodes)
 Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_flow,
                           bool skip_new_arcs) {
   n_ = g.node_count();
-  dense_.assign(g.node_id_bound(), kNoId);
+  AssignReuse(dense_, g.node_id_bound(), kNoId);
+  ReserveWithSlack(node_id_, n_);
   node_id_.resize(n_);
   uint32_t k = 0;
   for (NodeId v = 0; v < g.node_id_bound(); ++v) {
@@ -51,7 +53,7 @@ Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_f
     dense_[v] = k;
     node_id_[k++] = v;
   }
-  first_.assign(n_ + 2, 0);
+  AssignReuse(first_, size_t{n_} + 2, 0u);
   max_abs_cost_ = 0;
   uint32_t residual_arcs = 0;
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
@@ -64,8 +66,10 @@ Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_f
   }
   COPSE_RETURN_IF_ERROR(CheckMagnitudes(g, max_abs_cost_, n_));
   for (uint32_t u = 0; u < n_; ++u) first_[u + 2] += first_[u + 1];
+  ReserveWithSlack(arcs_, residual_arcs);
   arcs_.resize(residual_arcs);
-  arc_pos_.assign(g.arc_id_bound(), kNoId);
+  AssignReuse(arc_pos_, g.arc_id_bound(), kNoId);
+  ReserveWithSlack(excess_, n_);
   excess_.resize(n_);
   for (uint32_t u = 0; u < n_; ++u) excess_[u] = g.supply(node_id_[u]);
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
@@ -88,8 +92,8 @@ Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_f
 
 Status ResidualNet::Extract(const FlowGraph& g, const std::vector<int64_t>& pot,
                             FlowSolution* out) const {
-  out->flow.assign(g.arc_id_bound(), 0);
-  out->potential.assign(g.node_id_bound(), 0);
+  AssignReuse(out->flow, g.arc_id_bound(), int64_t{0});
+  AssignReuse(out->potential, g.node_id_bound(), int64_t{0});
   Wide cost = 0;
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
     if (!g.IsArc(a)) continue;
@@ -116,9 +120,9 @@ size_t ResidualNet::MemoryBytes() const {
 }
 
 Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel) {
-  internal::LayerWorkspace ws;
+  thread_local internal::LayerWorkspace ws;  // kept between calls (reuse.h)
+  thread_local std::vector<uint32_t> sources;
   ws.Resize(net.node_count());
-  std::vector<uint32_t> sources;
   auto all = [](uint32_t, uint32_t) { return true; };
   while (true) {
     if (IsCancelled(cancel)) return Cancelled("solve cancelled");
@@ -138,8 +142,11 @@ bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t to
                    uint64_t max_scans, const CancelFlag* cancel,
                    const std::vector<uint32_t>* start) {
   const uint32_t n = net.node_count();
-  std::vector<uint32_t> queue;
-  std::vector<uint8_t> queued(n, 0);
+  // Kept per thread between calls (reuse.h explains why).
+  thread_local std::vector<uint32_t> queue;
+  thread_local std::vector<uint8_t> queued;
+  queue.clear();
+  AssignReuse(queued, n, uint8_t{0});
   if (start == nullptr) {
     queue.resize(n);
     for (uint32_t u = 0; u < n; ++u) queue[u] = u;

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <functional>
 
+#include "scheduler/flow/reuse.h"
+
 namespace copse::flow {
 
 void ShortestPathEngine::NextStamp(uint32_t n) {
   if (dist_.size() < n) {
+    ReserveWithSlack(dist_, n);
+    ReserveWithSlack(seen_, n);
+    ReserveWithSlack(settled_, n);
     dist_.resize(n);
     seen_.assign(n, 0);
     settled_.assign(n, 0);
