@@ -28,7 +28,23 @@ BlockServer::BlockServer(asio::io_context& io, BlockStore& store, std::string se
       secret_(secret),
       options_(std::move(options)),
       callbacks_(std::move(callbacks)),
-      server_(io, std::move(secret), "worker-data", net::TransportOptions{}, this) {}
+      server_(io, std::move(secret), "worker-data", net::TransportOptions{}, this) {
+  committer_ = std::thread([this] { CommitLoop(); });
+}
+
+void BlockServer::CommitLoop() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(commit_mu_);
+      commit_cv_.wait(lock, [this] { return commit_stop_ || !commits_.empty(); });
+      if (commits_.empty()) return;  // stopping, and every queued commit is done
+      job = std::move(commits_.front());
+      commits_.pop_front();
+    }
+    job();
+  }
+}
 
 BlockServer::~BlockServer() { Stop(); }
 
@@ -39,6 +55,12 @@ Status BlockServer::Listen(const std::string& host, uint16_t port) {
 void BlockServer::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_stop_ = true;
+  }
+  commit_cv_.notify_all();
+  if (committer_.joinable()) committer_.join();  // finishes the queued commits
   server_.Stop();
   for (auto& [id, t] : transfers_) {
     if (t.kind == Transfer::Kind::kWrite) store_.AbortBlock(t.block);
@@ -76,7 +98,9 @@ void BlockServer::OnClose(net::Connection& conn, const Status& why) {
   if (t.kind == Transfer::Kind::kWrite) {
     spdlog::warn("write of block {} from {} broke off: {}", t.block, conn.remote(),
                  why.ok() ? "connection closed" : why.ToString());
-    store_.AbortBlock(t.block);
+    // A block being committed stays: it is whole, and the master learns of
+    // it (or deletes it when no file references it).
+    if (!t.committing) store_.AbortBlock(t.block);
     Retire(std::move(t.down));
   }
   transfers_.erase(it);
@@ -322,16 +346,12 @@ void BlockServer::MaybeAckUp(Transfer& t) {
 
 void BlockServer::MaybeFinish(Transfer& t) {
   if (t.failed || !t.ended) return;
-  // Commit here as soon as every chunk is stored, while the replicas
-  // downstream commit their copies, so the pipeline syncs in parallel.
+  // Commit here as soon as every chunk is stored, on the commit thread, while
+  // this thread keeps forwarding to the replicas downstream, which commit
+  // their copies at the same time.
   if (!t.committed) {
-    Status s = store_.CommitBlock(t.block, t.bytes, t.received);
-    if (!s.ok()) {
-      FailWrite(t, s);
-      return;
-    }
-    t.committed = true;
-    if (callbacks_.stored) callbacks_.stored(t.block, t.bytes);
+    if (!t.committing) StartCommit(t);
+    return;
   }
   if (!t.down_done) return;
   capnp::MallocMessageBuilder msg;
@@ -349,11 +369,43 @@ void BlockServer::MaybeFinish(Transfer& t) {
   t.conn = conn;
 }
 
+void BlockServer::StartCommit(Transfer& t) {
+  t.committing = true;
+  uint64_t conn_id = t.conn ? t.conn->id() : 0;
+  uint64_t serial = t.serial;
+  BlockId block = t.block;
+  uint64_t bytes = t.bytes;
+  uint32_t chunks = t.received;
+  std::weak_ptr<int> alive = alive_;
+  auto job = [this, alive, conn_id, serial, block, bytes, chunks] {
+    Status s = store_.CommitBlock(block, bytes, chunks);  // aborts the block when it fails
+    asio::post(io_, [this, alive, conn_id, serial, block, bytes, s] {
+      if (alive.expired() || stopped_) return;
+      if (s.ok() && callbacks_.stored) callbacks_.stored(block, bytes);
+      Transfer* tr = Find(conn_id, serial);
+      if (!tr) return;
+      tr->committing = false;
+      if (!s.ok()) {
+        tr->committed = true;  // nothing left to abort
+        FailWrite(*tr, s);
+        return;
+      }
+      tr->committed = true;
+      MaybeFinish(*tr);
+    });
+  };
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commits_.push_back(std::move(job));
+  }
+  commit_cv_.notify_one();
+}
+
 void BlockServer::FailWrite(Transfer& t, const Status& why) {
   if (t.failed) return;
   t.failed = true;
   spdlog::warn("write of block {} failed on {}: {}", t.block, options_.computer, why.ToString());
-  if (!t.committed) store_.AbortBlock(t.block);
+  if (!t.committed && !t.committing) store_.AbortBlock(t.block);
   Retire(std::move(t.down));
   t.down_done = true;
   if (t.conn) {

@@ -15,14 +15,21 @@
 //     the rest and the acknowledgement says who dropped out and why.
 // Replicate() copies a block from another worker (a master's command).
 // Thread-safety: everything runs on the io_context's thread (block store
-// calls included: a chunk is 1 MiB, a commit one flush).
+// calls included: a chunk is 1 MiB), except a written block's commit (a
+// flush and a synced write, which take long enough to stall the pipeline):
+// it runs on the server's commit thread, and its result comes back to the
+// io_context's thread.
 #pragma once
 
 #include <asio/io_context.hpp>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/net/server.h"
@@ -86,6 +93,7 @@ class BlockServer final : public net::ConnectionHandler {
     uint64_t bytes = 0;
     bool ended = false;
     bool failed = false;
+    bool committing = false;         // the commit thread is committing it
     bool committed = false;          // committed here (downstream may still be busy)
     std::unique_ptr<PeerLink> down;  // the next replica, while it is in the pipeline
     std::string down_computer;
@@ -123,6 +131,8 @@ class BlockServer final : public net::ConnectionHandler {
   void DownFailed(Transfer& t, const Status& why);
   void MaybeAckUp(Transfer& t);
   void MaybeFinish(Transfer& t);
+  void StartCommit(Transfer& t);
+  void CommitLoop();
   void FailWrite(Transfer& t, const Status& why);
   Transfer* Find(uint64_t conn_id, uint64_t serial);
   // Destroys a link once the current callback has returned.
@@ -143,6 +153,12 @@ class BlockServer final : public net::ConnectionHandler {
   uint64_t next_serial_ = 1;
   bool stopped_ = false;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+  // The commit thread and its queue.
+  std::mutex commit_mu_;
+  std::condition_variable commit_cv_;
+  std::deque<std::function<void()>> commits_;  // GUARDED_BY(commit_mu_)
+  bool commit_stop_ = false;                   // GUARDED_BY(commit_mu_)
+  std::thread committer_;
 };
 
 }  // namespace copse::dfs
