@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/net/message.h"
 #include "dfs/block_store.h"
@@ -137,6 +138,7 @@ Status DfsClient::BeginPartition(int partition) {
   writing_->partition = partition;
   writing_->buffer.clear();
   writing_->blocks.clear();
+  pending_.clear();
   return Status::Ok();
 }
 
@@ -157,6 +159,7 @@ Result<bool> DfsClient::EndPartition() {
   if (!writing_ || writing_->partition < 0) return FailedPrecondition("no partition is open");
   Writing& w = *writing_;
   if (!w.buffer.empty()) COPSE_RETURN_IF_ERROR(FlushBlock());
+  COPSE_RETURN_IF_ERROR(FinishAllBlocks());
   capnp::MallocMessageBuilder msg;
   auto c = msg.initRoot<proto::DfsMessage>().initCommitPartition();
   c.setFileId(w.file);
@@ -185,128 +188,196 @@ Result<bool> DfsClient::EndPartition() {
 Status DfsClient::Abandon() {
   if (!writing_ || writing_->finished) return Status::Ok();
   writing_->finished = true;
+  pending_.clear();
   capnp::MallocMessageBuilder msg;
   msg.initRoot<proto::DfsMessage>().initAbandonFile().setFileId(writing_->file);
   COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
   return OnReply(reply, [](proto::DfsMessage::Reader) { return Status::Ok(); });
 }
 
-Status DfsClient::FlushBlock() {
+// One block on its way: its bytes (kept until the replicas acknowledge it, so
+// that it can be written again to another pipeline) and its connection.
+struct DfsClient::PendingBlock {
+  std::vector<uint8_t> data;
+  BlockId id = 0;
+  std::vector<Endpoint> targets;
+  std::unique_ptr<net::BlockingChannel> ch;
+  uint32_t acked = 0;
+  Status sent;  // how sending went
+  std::optional<CommitBlock> done;
+};
+
+Result<std::pair<BlockId, std::vector<Endpoint>>> DfsClient::AllocateBlock(
+    const std::vector<std::string>& exclude) {
   Writing& w = *writing_;
-  std::vector<std::string> exclude;
-  std::vector<std::string> errors;
-  for (int attempt = 0; attempt < options_.write_attempts; ++attempt) {
-    capnp::MallocMessageBuilder msg;
-    auto a = msg.initRoot<proto::DfsMessage>().initAllocateBlock();
-    a.setFileId(w.file);
-    a.setPartition(static_cast<uint32_t>(w.partition));
-    auto ex = a.initExclude(static_cast<unsigned>(exclude.size()));
-    for (unsigned i = 0; i < exclude.size(); ++i) ex.set(i, exclude[i]);
-    COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-    BlockId id = 0;
-    std::vector<Endpoint> targets;
-    Status s = OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-      if (root.which() != proto::DfsMessage::ALLOCATE_BLOCK_REPLY)
-        return Internal("unexpected reply to AllocateBlock");
-      id = root.getAllocateBlockReply().getBlockId();
-      for (auto t : root.getAllocateBlockReply().getTargets()) targets.push_back(ReadEndpoint(t));
-      return Status::Ok();
-    });
-    if (!s.ok()) {
-      if (errors.empty()) return s;
-      return Status(s.code(), fmt::format("{} (after: {})", s.message(), fmt::join(errors, "; ")));
-    }
-    if (targets.empty()) return Internal("the master allocated a block without replicas");
-    auto committed = WriteBlockOnce(id, targets);
-    if (committed.ok()) {
-      w.blocks.push_back(std::move(*committed));
-      w.buffer.clear();
-      return Status::Ok();
-    }
-    errors.push_back(committed.status().message());
-    if (committed.status().code() == StatusCode::kResourceExhausted &&
-        attempt + 1 == options_.write_attempts)
-      return committed.status();
-    exclude.push_back(targets.front().computer);
-  }
-  return Unavailable(fmt::format("cannot write a block of {} partition {}: {}", w.path, w.partition,
-                                 fmt::join(errors, "; ")));
+  capnp::MallocMessageBuilder msg;
+  auto a = msg.initRoot<proto::DfsMessage>().initAllocateBlock();
+  a.setFileId(w.file);
+  a.setPartition(static_cast<uint32_t>(w.partition));
+  auto ex = a.initExclude(static_cast<unsigned>(exclude.size()));
+  for (unsigned i = 0; i < exclude.size(); ++i) ex.set(i, exclude[i]);
+  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
+  BlockId id = 0;
+  std::vector<Endpoint> targets;
+  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
+    if (root.which() != proto::DfsMessage::ALLOCATE_BLOCK_REPLY)
+      return Internal("unexpected reply to AllocateBlock");
+    id = root.getAllocateBlockReply().getBlockId();
+    for (auto t : root.getAllocateBlockReply().getTargets()) targets.push_back(ReadEndpoint(t));
+    return Status::Ok();
+  }));
+  if (targets.empty()) return Internal("the master allocated a block without replicas");
+  return std::make_pair(id, std::move(targets));
 }
 
-Result<CommitBlock> DfsClient::WriteBlockOnce(BlockId id, const std::vector<Endpoint>& targets) {
+Status DfsClient::FlushBlock() {
   Writing& w = *writing_;
-  const Endpoint& first = targets.front();
-  // A fresh connection per block write: a failed write closes it.
-  DropDataChannel(first.computer);
-  COPSE_ASSIGN_OR_RETURN(net::BlockingChannel * ch, DataChannel(first));
-  auto fail = [&](const Status& s) -> Status {
-    DropDataChannel(first.computer);
-    return s.message().find(first.computer) == std::string::npos
-               ? Status(s.code(), fmt::format("{}: {}", first.computer, s.message()))
-               : s;
-  };
+  auto p = std::make_unique<PendingBlock>();
+  p->data.swap(w.buffer);
+  if (!spare_.empty()) {
+    w.buffer.swap(spare_.back());  // a finished block's buffer, already faulted in
+    spare_.pop_back();
+  }
+  w.buffer.clear();
+  auto allocated = AllocateBlock({});
+  if (!allocated.ok()) return allocated.status();
+  p->id = allocated->first;
+  p->targets = std::move(allocated->second);
+  p->sent = SendBlock(*p);
+  pending_.push_back(std::move(p));
+  // The next block streams while this one commits on its replicas.
+  while (pending_.size() >= static_cast<size_t>(std::max(options_.blocks_in_flight, 1)))
+    COPSE_RETURN_IF_ERROR(FinishOldestBlock());
+  return Status::Ok();
+}
+
+Status DfsClient::FinishOldestBlock() {
+  Writing& w = *writing_;
+  std::unique_ptr<PendingBlock> p = std::move(pending_.front());
+  pending_.pop_front();
+  Status s = p->sent.ok() ? AwaitBlock(*p) : p->sent;
+  std::vector<std::string> exclude;
+  std::vector<std::string> errors;
+  for (int attempt = 1; !s.ok(); ++attempt) {
+    errors.push_back(s.message());
+    if (attempt >= options_.write_attempts) {
+      if (s.code() == StatusCode::kResourceExhausted) return s;
+      return Unavailable(fmt::format("cannot write a block of {} partition {}: {}", w.path,
+                                     w.partition, fmt::join(errors, "; ")));
+    }
+    // Write it again, to a pipeline without the first replica that failed.
+    exclude.push_back(p->targets.front().computer);
+    auto allocated = AllocateBlock(exclude);
+    if (!allocated.ok()) {
+      return Status(
+          allocated.status().code(),
+          fmt::format("{} (after: {})", allocated.status().message(), fmt::join(errors, "; ")));
+    }
+    p->id = allocated->first;
+    p->targets = std::move(allocated->second);
+    p->acked = 0;
+    p->done.reset();
+    s = SendBlock(*p);
+    if (s.ok()) s = AwaitBlock(*p);
+  }
+  w.blocks.push_back(std::move(*p->done));
+  p->data.clear();
+  if (spare_.empty()) spare_.push_back(std::move(p->data));
+  return Status::Ok();
+}
+
+Status DfsClient::FinishAllBlocks() {
+  while (!pending_.empty()) COPSE_RETURN_IF_ERROR(FinishOldestBlock());
+  return Status::Ok();
+}
+
+Status DfsClient::BlockFailed(PendingBlock& p, const Status& s) {
+  p.ch.reset();  // a failed write closes its connection
+  const std::string& first = p.targets.front().computer;
+  return s.message().find(first) == std::string::npos
+             ? Status(s.code(), fmt::format("{}: {}", first, s.message()))
+             : s;
+}
+
+Status DfsClient::HandleWriteReply(PendingBlock& p, const net::Frame& f) {
+  if (f.kind != net::PayloadKind::kMessage) return Internal("raw bytes in answer to a write");
+  return OnReply(f.payload, [&](proto::DfsMessage::Reader root) -> Status {
+    if (root.which() == proto::DfsMessage::CHUNK_ACK) {
+      p.acked = std::max(p.acked, root.getChunkAck().getChunks());
+      return Status::Ok();
+    }
+    if (root.which() != proto::DfsMessage::WRITE_ACK) return Internal("unexpected write reply");
+    CommitBlock cb{p.id, root.getWriteAck().getSize(), {}};
+    for (auto c : root.getWriteAck().getStored()) cb.replicas.push_back(c);
+    p.done = std::move(cb);
+    return Status::Ok();
+  });
+}
+
+Status DfsClient::SendBlock(PendingBlock& p) {
+  const Endpoint& first = p.targets.front();
+  std::string name =
+      options_.computer.empty() ? "dfs client" : "dfs client on " + options_.computer;
+  auto ch =
+      net::BlockingChannel::Connect(first.host, first.data_port, secret_, name, options_.timeout);
+  if (!ch.ok()) {
+    return BlockFailed(
+        p, Status(ch.status().code(),
+                  fmt::format("{} (data port of {})", ch.status().message(), first.computer)));
+  }
+  p.ch = std::move(*ch);
   {
     capnp::MallocMessageBuilder msg;
     auto wb = msg.initRoot<proto::DfsMessage>().initWriteBlock();
-    wb.setBlockId(id);
-    auto p = wb.initPipeline(static_cast<unsigned>(targets.size() - 1));
-    for (unsigned i = 1; i < targets.size(); ++i) SetEndpoint(p[i - 1], targets[i]);
+    wb.setBlockId(p.id);
+    auto pl = wb.initPipeline(static_cast<unsigned>(p.targets.size() - 1));
+    for (unsigned i = 1; i < p.targets.size(); ++i) SetEndpoint(pl[i - 1], p.targets[i]);
     Status s =
-        ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(msg), options_.timeout);
-    if (!s.ok()) return fail(s);
+        p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(msg), options_.timeout);
+    if (!s.ok()) return BlockFailed(p, s);
   }
-  uint32_t chunks = ChunkCount(w.buffer.size());
-  uint32_t acked = 0;
-  std::optional<CommitBlock> done;
-  // Handles one reply frame; sets `done` on the WriteAck.
-  auto handle = [&](const net::Frame& f) -> Status {
-    if (f.kind != net::PayloadKind::kMessage) return Internal("raw bytes in answer to a write");
-    return OnReply(f.payload, [&](proto::DfsMessage::Reader root) -> Status {
-      if (root.which() == proto::DfsMessage::CHUNK_ACK) {
-        acked = std::max(acked, root.getChunkAck().getChunks());
-        return Status::Ok();
-      }
-      if (root.which() != proto::DfsMessage::WRITE_ACK) return Internal("unexpected write reply");
-      CommitBlock cb{id, root.getWriteAck().getSize(), {}};
-      for (auto c : root.getWriteAck().getStored()) cb.replicas.push_back(c);
-      done = std::move(cb);
-      return Status::Ok();
-    });
-  };
+  uint32_t chunks = ChunkCount(p.data.size());
   for (uint32_t i = 0; i < chunks; ++i) {
     size_t begin = static_cast<size_t>(i) * kChunkSize;
-    size_t end = std::min(w.buffer.size(), begin + kChunkSize);
-    std::vector<uint8_t> framed(w.buffer.begin() + static_cast<ptrdiff_t>(begin),
-                                w.buffer.begin() + static_cast<ptrdiff_t>(end));
+    size_t end = std::min(p.data.size(), begin + kChunkSize);
+    std::vector<uint8_t> framed;
+    framed.reserve(end - begin + kChunkTrailer);
+    framed.assign(p.data.begin() + static_cast<ptrdiff_t>(begin),
+                  p.data.begin() + static_cast<ptrdiff_t>(end));
     FrameChunk(&framed);
-    Status s =
-        ch->Send(net::Protocol::kDfs, net::PayloadKind::kRaw, std::move(framed), options_.timeout);
-    if (!s.ok()) return fail(s);
-    while (i + 1 - acked >= options_.write_window_chunks) {
-      auto f = ch->Receive(options_.timeout);
-      if (!f.ok()) return fail(f.status());
-      s = handle(*f);
-      if (!s.ok()) return fail(s);
+    Status s = p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kRaw, std::move(framed),
+                          options_.timeout);
+    if (!s.ok()) return BlockFailed(p, s);
+    while (i + 1 - p.acked >= options_.write_window_chunks) {
+      auto f = p.ch->Receive(options_.timeout);
+      if (!f.ok()) return BlockFailed(p, f.status());
+      s = HandleWriteReply(p, *f);
+      if (!s.ok()) return BlockFailed(p, s);
     }
   }
   capnp::MallocMessageBuilder end;
   auto we = end.initRoot<proto::DfsMessage>().initWriteEnd();
-  we.setSize(w.buffer.size());
+  we.setSize(p.data.size());
   we.setChunks(chunks);
   Status s =
-      ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(end), options_.timeout);
-  if (!s.ok()) return fail(s);
-  while (!done) {
-    auto f = ch->Receive(options_.timeout);
-    if (!f.ok()) return fail(f.status());
-    s = handle(*f);
-    if (!s.ok()) return fail(s);
+      p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(end), options_.timeout);
+  if (!s.ok()) return BlockFailed(p, s);
+  return Status::Ok();
+}
+
+Status DfsClient::AwaitBlock(PendingBlock& p) {
+  while (!p.done) {
+    auto f = p.ch->Receive(options_.timeout);
+    if (!f.ok()) return BlockFailed(p, f.status());
+    Status s = HandleWriteReply(p, *f);
+    if (!s.ok()) return BlockFailed(p, s);
   }
-  if (done->size != w.buffer.size()) {
-    return fail(Internal(fmt::format("block {} committed with {} bytes, {} were sent", id,
-                                     done->size, w.buffer.size())));
+  p.ch.reset();
+  if (p.done->size != p.data.size()) {
+    return BlockFailed(p, Internal(fmt::format("block {} committed with {} bytes, {} were sent",
+                                               p.id, p.done->size, p.data.size())));
   }
-  return std::move(*done);
+  return Status::Ok();
 }
 
 // ---- reading -----------------------------------------------------------------------

@@ -4,9 +4,12 @@
 //
 // Writing: Create a file with P partitions, then for each partition
 // BeginPartition / Append... / EndPartition. A partition's bytes are cut into
-// blocks of the cluster's block size; each block is buffered (bounded by one
-// block) and sent through the replicas' write pipeline chunk by chunk with at
-// most a window of unacknowledged chunks. When the first replica of a
+// blocks of the cluster's block size; each block is buffered and sent through
+// the replicas' write pipeline chunk by chunk with at most a window of
+// unacknowledged chunks. Up to blocks_in_flight blocks are on their way at
+// once (the next block streams while the previous one commits on its
+// replicas); each is kept until its replicas acknowledge it, so the client
+// holds at most blocks_in_flight + 1 block buffers. When the first replica of a
 // pipeline fails, the block is written again to a new pipeline that avoids
 // it; when a later one fails, the block commits on the replicas that hold it
 // and the master re-replicates it. The file becomes visible when its last
@@ -27,6 +30,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -48,7 +52,8 @@ struct DfsClientOptions {
   std::string computer;  // the computer this client runs on; empty: outside the cluster
   std::chrono::milliseconds timeout{30'000};
   uint32_t write_window_chunks = 16;  // unacknowledged chunks per block write
-  int write_attempts = 3;             // pipelines tried per block
+  int blocks_in_flight = 1;  // blocks on their way at once; each is buffered until acknowledged
+  int write_attempts = 3;    // pipelines tried per block
   // Read replicas on this computer straight from the worker's blob files
   // (dfs/local_read.h); false: always through the data port.
   bool local_reads = true;
@@ -104,8 +109,19 @@ class DfsClient {
   DfsClient(const ClusterConfig& config, std::string secret, DfsClientOptions options,
             std::unique_ptr<net::BlockingChannel> master);
   Result<std::vector<uint8_t>> Call(std::vector<uint8_t> request);
+  struct PendingBlock;
+  Result<std::pair<BlockId, std::vector<Endpoint>>> AllocateBlock(
+      const std::vector<std::string>& exclude);
+  // Sends the buffered block; it is then pending until its replicas answer.
   Status FlushBlock();
-  Result<CommitBlock> WriteBlockOnce(BlockId id, const std::vector<Endpoint>& targets);
+  // Waits for the oldest pending block, writing it again elsewhere when its
+  // pipeline failed, and records it in the partition.
+  Status FinishOldestBlock();
+  Status FinishAllBlocks();
+  Status SendBlock(PendingBlock& p);
+  Status AwaitBlock(PendingBlock& p);
+  Status HandleWriteReply(PendingBlock& p, const net::Frame& f);
+  Status BlockFailed(PendingBlock& p, const Status& s);
   Result<net::BlockingChannel*> DataChannel(const Endpoint& e);
   void DropDataChannel(const std::string& computer);
   Status ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
@@ -123,6 +139,8 @@ class DfsClient {
   std::unique_ptr<net::BlockingChannel> master_;
   std::map<std::string, std::unique_ptr<net::BlockingChannel>> data_;  // by computer
   std::unique_ptr<Writing> writing_;
+  std::deque<std::unique_ptr<PendingBlock>> pending_;  // oldest first
+  std::vector<std::vector<uint8_t>> spare_;            // block buffers to reuse
   LocalityCounters counters_;
   uint64_t local_path_bytes_ = 0;
   std::unique_ptr<LocalReadChannel> local_;

@@ -1,7 +1,8 @@
 // copse-bench-dfs (`copse bench dfs`): DFS throughput beside baselines
 // measured in the same run on the same number of bytes.
 //
-//   copse-bench-dfs [--size-mb N] [--block-mb B] [--repeat R] [--json] [--keep]
+//   copse-bench-dfs [--size-mb N] [--block-mb B] [--repeat R] [--blocks-in-flight K]
+//                   [--json] [--keep]
 //
 // It starts its own small cluster on loopback (a master and three workers:
 // c00, c01 in rack r0, c10 in rack r1) in a temporary directory, from the
@@ -9,7 +10,8 @@
 //   file read         baseline: read() of a plain N-byte file, 1 MiB at a time
 //   tcp stream        baseline: N bytes over a plain loopback TCP connection
 //   dfs write x3      a client on c00 writes N bytes, replication 3
-//   dfs local read    a client on c00 reads them back (its own replica)
+//   dfs local read    a client on c00 reads them back (its own replica,
+//                     through the local read path: dfs/local_read.h)
 //   dfs remote read   a client on c01 reads an N-byte file whose only
 //                     replica is on c00
 // Each figure is the best of R runs (page cache warm, as for a rerun of a job).
@@ -45,6 +47,8 @@ extern char** environ;
 
 namespace copse::bench {
 namespace {
+
+int blocks_in_flight = 1;  // DfsClientOptions::blocks_in_flight for the writer
 
 using Clock = std::chrono::steady_clock;
 
@@ -191,6 +195,7 @@ Result<std::unique_ptr<dfs::DfsClient>> ClientOn(const ClusterConfig& config,
   dfs::DfsClientOptions o;
   o.computer = computer;
   o.timeout = std::chrono::seconds(60);
+  o.blocks_in_flight = blocks_in_flight;
   return dfs::DfsClient::Connect(config, secret, o);
 }
 
@@ -232,6 +237,12 @@ Result<double> DfsRead(const ClusterConfig& config, const std::string& secret,
   const dfs::LocalityCounters& c = client->counters();
   if (got != size || c.total() != size)
     return Internal(fmt::format("read {} of {} bytes", got, size));
+  if (expect_local && client->local_path_bytes() != size) {
+    return Internal(
+        fmt::format("expected a read through the local read path; it gave {} of {} "
+                    "bytes (logs of the worker on {} say why)",
+                    client->local_path_bytes(), size, computer));
+  }
   if (expect_local != (c.local == size)) {
     return Internal(fmt::format("expected a {} read; counters: local {}, rack {}, core {}",
                                 expect_local ? "local" : "remote", c.local, c.rack, c.core));
@@ -334,6 +345,7 @@ int Run(int size_mb, int block_mb, int repeat, bool json, bool keep) {
     out = {{"bytes", size},
            {"block_mb", block_mb},
            {"repeat", repeat},
+           {"blocks_in_flight", blocks_in_flight},
            {"file_read_MBps", rate(*file_read)},
            {"tcp_stream_MBps", rate(*tcp)},
            {"dfs_write_x3_MBps", rate(*write3)},
@@ -395,6 +407,9 @@ int main(int argc, char** argv) {
   app.add_option("--block-mb", block_mb, "DFS block size in MiB")->check(CLI::Range(1, 4096));
   app.add_option("--repeat", repeat, "runs per figure (the best is kept)")
       ->check(CLI::Range(1, 100));
+  app.add_option("--blocks-in-flight", copse::bench::blocks_in_flight,
+                 "blocks the writer has on their way at once")
+      ->check(CLI::Range(1, 8));
   app.add_flag("--json", json, "print one JSON document");
   app.add_flag("--keep", keep, "keep the temporary cluster directory");
   try {
