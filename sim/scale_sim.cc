@@ -46,7 +46,7 @@ struct SimTask {
 class ScaleSim {
  public:
   ScaleSim(const ScaleOptions& o, scheduler::Scheduler& sched)
-      : o_(o), sched_(sched), rng_(o.seed) {
+      : o_(o), sched_(sched), rng_(o.seed), age_rng_(o.seed ^ 0x9e3779b97f4a7c15ull) {
     for (const ComputerConfig& c : o.config.computers) {
       slots_.push_back(c.slots);
       rack_of_.push_back(c.rack_index);
@@ -85,6 +85,9 @@ class ScaleSim {
   const ScaleOptions& o_;
   scheduler::Scheduler& sched_;
   std::mt19937_64 rng_;
+  // Ages of the tasks running at time 0, from their own generator so that
+  // the workload (rng_) is the same as without ages.
+  std::mt19937_64 age_rng_;
   std::vector<int> slots_, busy_, rack_of_;
   int total_slots_ = 0;
   int busy_total_ = 0;
@@ -150,7 +153,12 @@ Status ScaleSim::Adopt(TaskId id, double at) {
     if (busy_[c] < slots_[c]) computer = c;
   }
   SimTask& t = tasks_.at(id);
-  COPSE_RETURN_IF_ERROR(Handle(scheduler::TaskAdopted{id, t.job, computer, ToTime(at), loc}, at));
+  // In the steady state a running task's age is exponential with the mean
+  // duration, as its remaining time is: the preemptive policies see θ of a
+  // task that has been running, not of one that has just started.
+  double age = std::exponential_distribution<double>(1.0 / o_.mean_task_s)(age_rng_);
+  COPSE_RETURN_IF_ERROR(
+      Handle(scheduler::TaskAdopted{id, t.job, computer, ToTime(at - age), loc}, at));
   t.running = true;
   t.computer = computer;
   ++busy_[computer];

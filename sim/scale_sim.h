@@ -18,7 +18,9 @@
 // min(`utilisation`, 1) × slots tasks already running (adopted via TaskAdopted,
 // grouped into jobs of `mean_tasks_per_job` tasks on average); task
 // durations are exponential with mean `mean_task_s` (the remaining time of
-// a running task is, by memorylessness, exponential too); new jobs arrive
+// a running task is, by memorylessness, exponential too, and so is the age
+// it is adopted with: θ for the preemptive policies, drawn from a second
+// generator so that the workload does not depend on it); new jobs arrive
 // as a Poisson stream whose task rate keeps the utilisation steady
 // (utilisation × slots / mean_task_s tasks per second). All of a job's tasks
 // are submitted when it arrives; a job finishes when its last task does.

@@ -38,6 +38,27 @@ ScaleOptions Options(const Clock& wall, const std::string& solver) {
   return o;
 }
 
+TEST(ScaleSimTest, QpMovesOnlyYoungRunningTasks) {
+  // Under QP running tasks keep every arc. The tasks running at time 0 are
+  // adopted with exponential ages (mean 60 s), so θ makes nearly all of them
+  // cheaper to leave than to move (moving saves at most ~2 cost units of
+  // data, 2 s of θ); without ages about half of them were moved at once.
+  SteppingClock wall;
+  ScaleOptions o = Options(wall, "relaxation");
+  o.scheduler.policy = "QP";
+  Result<ScaleResult> r = RunScaleSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_GT(r->tasks_killed, 0);
+  EXPECT_LT(r->tasks_killed, r->initial_tasks / 10);
+  EXPECT_EQ(r->tasks_placed + r->tasks_waiting_at_end, r->tasks_submitted + r->tasks_killed);
+
+  SteppingClock wall_q;
+  Result<ScaleResult> q = RunScaleSimulation(Options(wall_q, "relaxation"));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->tasks_killed, 0);  // Q never moves a running task
+}
+
 TEST(ScaleSimTest, RoundTimeIsChargedAndEveryStartIsValid) {
   SteppingClock wall;
   Result<ScaleResult> r = RunScaleSimulation(Options(wall, "relaxation"));

@@ -34,7 +34,10 @@ int main(int argc, char** argv) {
   app.add_option("--workload", workload,
                  "workload file instead of the experiment's (ideal, unconstrained, constrained, "
                  "cfq); child: the run's workload");
-  app.add_option("--policy", spec.policy, "child: policy");
+  std::vector<std::string> solvers;
+  app.add_option("--policy", spec.policy,
+                 "scale: Quincy policy (default Q; QP keeps running tasks movable); child: policy");
+  app.add_option("--solver", solvers, "scale: run only this flow solver (repeatable)");
   app.add_option("--k", spec.k, "child: admission limit K")->check(CLI::Range(1, 100000));
   app.add_option("--drop", spec.drop, "child: instance left out (repeatable)");
   app.add_option("--profiles", spec.profiles, "child: CFQ/SRPT profiles: accurate, naive, none");
@@ -60,6 +63,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   o.out = out;
+  if (!spec.policy.empty() || !solvers.empty()) {
+    if (o.experiment != "scale") {
+      std::cerr << "copse bench sim: --policy and --solver apply to scale only (the other "
+                   "experiments run their fixed policy lists)\n";
+      return 2;
+    }
+    o.policy = spec.policy;
+    o.solvers = solvers;
+  }
   if (!workload.empty()) {
     if (o.experiment == "scale") {
       std::cerr << "copse bench sim: --workload does not apply to scale (its workload is "

@@ -155,6 +155,24 @@ std::string Markdown(const Json& res, const std::string& command) {
 }  // namespace
 
 Status RunScaleSuite(const SuiteOptions& o) {
+  const std::string policy = o.policy.empty() ? kPolicy : o.policy;
+  if (policy != "Q" && policy != "QP" && policy != "QF" && policy != "QFP" && policy != "QFPX") {
+    return InvalidArgument(
+        "--policy for scale must be a Quincy policy (Q, QP, QF, QFP, QFPX), got '" + policy + "'");
+  }
+  std::vector<ScaleSolver> solvers;
+  for (const ScaleSolver& s : Solvers()) {
+    if (o.solvers.empty() || std::count(o.solvers.begin(), o.solvers.end(), s.name)) {
+      solvers.push_back(s);
+    }
+  }
+  for (const std::string& name : o.solvers) {
+    if (std::none_of(Solvers().begin(), Solvers().end(),
+                     [&](const ScaleSolver& s) { return s.name == name; })) {
+      return InvalidArgument("unknown --solver '" + name +
+                             "' (cost_scaling, relaxation, incremental_cs, race, incremental)");
+    }
+  }
   fs::path config_path =
       o.source_dir / "cluster-configs" / (o.quick ? "sim-scale-quick.toml" : "sim-scale.toml");
   COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(config_path));
@@ -176,10 +194,10 @@ Status RunScaleSuite(const SuiteOptions& o) {
   res["runs"] = Json::array();
   for (int i = 0; i < o.seeds; ++i) {
     uint64_t seed = o.seed + static_cast<uint64_t>(i);
-    for (const ScaleSolver& s : Solvers()) {
+    for (const ScaleSolver& s : solvers) {
       sim::ScaleOptions so;
       so.config = config;
-      so.scheduler.policy = kPolicy;
+      so.scheduler.policy = policy;
       so.flow_solver = s.name;
       so.seed = seed;
       so.max_rounds = o.quick ? s.quick_rounds : s.max_rounds;

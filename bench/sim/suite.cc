@@ -325,6 +325,8 @@ std::string SuiteCommand(const SuiteOptions& o) {
   }
   if (o.experiment == "scale" && o.utilisation != 0.9)
     c << " --utilisation " << Fixed(o.utilisation, 2);
+  if (!o.policy.empty()) c << " --policy " << o.policy;
+  for (const std::string& solver : o.solvers) c << " --solver " << solver;
   return c.str();
 }
 

@@ -28,6 +28,8 @@ struct SuiteOptions {
   int parallel = 2;                  // children at once
   double utilisation = 0.9;          // scale: offered load (arrival rate x mean duration / slots)
   std::filesystem::path workload;    // if set: replaces the experiment's workload file
+  std::string policy;                // scale: a Quincy policy instead of Q (e.g. QP)
+  std::vector<std::string> solvers;  // scale: only these solvers (default: all)
 };
 
 // The experiments' names.

@@ -156,6 +156,42 @@ TEST(SimSuiteTest, ScaleGivesOrderedLatencyPercentilesForEverySolver) {
   EXPECT_TRUE(std::filesystem::exists(d.path() / "results.md"));
 }
 
+TEST(SimSuiteTest, ScaleUnderQpLetsRunningTasksMove) {
+  // QP: running tasks keep every arc (Firmament's "eligible for
+  // rescheduling"), so young ones on computers without their inputs move.
+  TempDir d;
+  auto r = RunCopse("copse-bench-sim",
+                    {"--experiment", "scale", "--quick", "--policy", "QP", "--solver", "relaxation",
+                     "--solver", "incremental", "--out", d.path().string()},
+                    std::chrono::seconds(100));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadFile(d.path() / "results.json"));
+  EXPECT_EQ(res["command"],
+            "copse bench sim --experiment scale --out DIR --seed 1 --quick --policy QP --solver "
+            "relaxation --solver incremental");
+  ASSERT_EQ(res["runs"].size(), 2u);
+  for (const json& run : res["runs"]) {
+    EXPECT_EQ(run["policy"], "QP");
+    EXPECT_EQ(run["violations"], 0) << run["solver"];
+    EXPECT_GT(run["tasks_killed"].get<int>(), 0) << run["solver"];
+    EXPECT_GT(run["tasks_placed"].get<int>(), 0) << run["solver"];
+    EXPECT_LE(run["p50_ms"].get<double>(), run["p99_ms"].get<double>());
+    EXPECT_LE(run["p99_ms"].get<double>(), run["max_ms"].get<double>());
+  }
+  r = RunCopse("copse-bench-sim",
+               {"--experiment", "scale", "--quick", "--policy", "GFP", "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("must be a Quincy policy"), std::string::npos) << r.err;
+  r = RunCopse("copse-bench-sim", {"--experiment", "scale", "--quick", "--solver", "nope", "--out",
+                                   d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown --solver 'nope'"), std::string::npos) << r.err;
+  r = RunCopse("copse-bench-sim",
+               {"--experiment", "ideal", "--quick", "--policy", "QP", "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("apply to scale only"), std::string::npos) << r.err;
+}
+
 TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
   // PrimeSmall with 2 partitions: root start-up 6 s, then each vertex in
   // parallel: 1 s start-up + 6 s compute, after reading its 280 kB partition
