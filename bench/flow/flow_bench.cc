@@ -106,6 +106,7 @@ struct Runner {
     r["winner_ms"] = race.stats().winner_ms;
     r["loser_ms"] = race.stats().loser_ms;
     r["adopt_ms"] = race.stats().adopt_ms;
+    r["second_start_ms"] = race.stats().second_start_ms;
   }
 
   // The median of `runs` (odd count gives the middle one).

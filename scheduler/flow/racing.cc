@@ -22,6 +22,10 @@ RacingSolver::RacingSolver(std::string name, std::unique_ptr<FlowSolver> first,
   contestant_[0] = std::move(first);
   contestant_[1] = std::move(second);
   if (options_.solo != 0) options_.solo = 1;
+  if (options_.hedge_factor > 0 && (options_.first_leader == 0 || options_.first_leader == 1)) {
+    leader_ = options_.first_leader;
+    leader_ms_ = options_.first_delay_ms / options_.hedge_factor;
+  }
   helper_ = std::thread([this] { HelperLoop(); });
 }
 

@@ -14,7 +14,9 @@
 // has come after hedge_factor times the winner's last solve time (at least
 // hedge_min_ms). While the regime holds, one contestant runs and the race
 // costs nothing; when it changes (a burst makes relaxation crawl), the other
-// joins late and wins, and leads from then on. The first race starts both.
+// joins late and wins, and leads from then on. The first race starts both,
+// unless RaceOptions::first_leader is set: then that contestant starts alone
+// and the other joins after first_delay_ms.
 // Thread-safety: one caller at a time; the contestants only read the graph.
 #pragma once
 
@@ -39,6 +41,10 @@ struct RaceOptions {
   // 0: both contestants start at once.
   double hedge_factor = 0;
   double hedge_min_ms = 1;
+  // Hedged races only: the contestant (0 or 1) that leads before any race
+  // has been won, and how long it runs alone then; -1: both start at once.
+  int first_leader = -1;
+  double first_delay_ms = 0;
 };
 
 class RacingSolver final : public FlowSolver {

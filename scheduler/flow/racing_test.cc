@@ -103,6 +103,22 @@ TEST(RacingSolverTest, SmallGraphsAreSolvedByTheSoloContestantAlone) {
   EXPECT_TRUE(CheckSolution(g, sol).ok());
 }
 
+TEST(RacingSolverTest, FirstLeaderStartsAloneBeforeAnyRaceIsWon) {
+  auto* a = new ScriptedSolver("a", {true});
+  auto* b = new ScriptedSolver("b", {false, true});
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.first_leader = 1;
+  o.first_delay_ms = 0;  // b blocks, so a must join after the delay and win
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kSparse, 30, 9);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "a");
+  EXPECT_GE(race.stats().second_start_ms, 0);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
 TEST(RacingSolverTest, CancellingTheCallerCancelsAHedgedRace) {
   auto* a = new ScriptedSolver("a", {true});
   auto* b = new ScriptedSolver("b", {false, false});

@@ -65,7 +65,13 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     RaceOptions race;
     // `race_hedged` is `race` without the size threshold (tests).
     if (name != "race_always") race.hedge_factor = kHedgeFactor;
-    if (name == "race") race.solo_below_arcs = kSoloBelowArcs;
+    if (name == "race") {
+      race.solo_below_arcs = kSoloBelowArcs;
+      // Before any race is won, cost scaling (polynomial, never crawls)
+      // leads and relaxation joins after kFirstDelayMs.
+      race.first_leader = 1;
+      race.first_delay_ms = kFirstDelayMs;
+    }
     race.solo = 1;
     return std::unique_ptr<FlowSolver>(new RacingSolver(
         std::string(name), std::make_unique<RelaxationSolver>(), incremental(Engine::kAuto), race));
