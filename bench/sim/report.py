@@ -521,15 +521,14 @@ def makespan_evidence(unc, ideal, fp):
                "cannot run in one wave, and its last tasks run after %s has finished, on %s busy "
                "slots of %d, until %s s. Under Q and QP, PrimeLarge holds up to %s slots from "
                "the start and is done at %s s on average. So the extra makespan is the "
-               "price of fair shares for this workload's one job of %s-s tasks, not a cost "
-               "bug. The paper's Figure 7 shows its QFP run ending with PageRank, not "
-               "PrimeLarge; with the same shares its PrimeLarge would also have needed more "
-               "than one wave, so its jobs or their order must have left PrimeLarge more of the "
-               "cluster early on — the text does not give enough detail to tell."
+               "price of fair shares in this workload, where the job of %s-s tasks and %s "
+               "share the cluster at the end — not a cost bug. The paper's Figure 7 shows its "
+               "QFP run ending with PageRank, not PrimeLarge; the text does not give enough "
+               "detail (timings of its runs) to tell why its PrimeLarge finished earlier."
                % (second, last, f0(t3), second, f0(t2), f0(pl_run), unc["slots"],
                   f0(100 * pl_run / unc["slots"]), pl_tasks, f0(task_s), second, f0(busy),
                   unc["slots"], f0(m(unc, "QFP", "makespan_s")), f0(np_pl_peak), f0(np_pl_done),
-                  f0(task_s)))
+                  f0(task_s), second))
     out.append("")
     return out
 
@@ -588,7 +587,7 @@ def constrained(con, variants=()):
                "(`core_bytes`), Sort and PageRank account for %s of GFP's %s TB across the core "
                "and %s of QFPX's %s TB; their shuffles cross racks under any placement. For the "
                "other jobs, whose cross-core bytes are input reads that placement can avoid, "
-               "QFPX cuts GFP's %s TB to %s TB: %s×, the paper's range. With the shuffle bytes "
+               "QFPX cuts GFP's %s TB to %s TB: %s× (paper: up to 3.9× overall). With the shuffle bytes "
                "on the 1 Gbit/s uplinks in every policy, the network-bound jobs' running time "
                "is set by the same transfers under all three, which caps the throughput gain."
                % (f2(cut), PAPER_CORE_CUT, signed(thr), PAPER_THROUGHPUT, f3(sh["GFP"]),
