@@ -65,13 +65,9 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     RaceOptions race;
     // `race_hedged` is `race` without the size threshold (tests).
     if (name != "race_always") race.hedge_factor = kHedgeFactor;
-    if (name == "race") {
-      race.solo_below_arcs = kSoloBelowArcs;
-      // Before any race is won, cost scaling (polynomial, never crawls)
-      // leads and relaxation joins after kFirstDelayMs.
-      race.first_leader = 1;
-      race.first_delay_ms = kFirstDelayMs;
-    }
+    // RaceOptions::first_leader stays off: measured, it helps (b) and
+    // costs (c) from scratch (docs/flow.md, run 3b).
+    if (name == "race") race.solo_below_arcs = kSoloBelowArcs;
     race.solo = 1;
     return std::unique_ptr<FlowSolver>(new RacingSolver(
         std::string(name), std::make_unique<RelaxationSolver>(), incremental(Engine::kAuto), race));

@@ -25,10 +25,6 @@ inline constexpr uint32_t kSoloBelowArcs = 100000;
 // The default race is hedged (RaceOptions::hedge_factor): the second
 // contestant starts after this many times the last winner's solve time.
 inline constexpr double kHedgeFactor = 2.0;
-// Before its first race is won, the default race starts the incremental
-// contestant (cost scaling from scratch on large graphs) alone and
-// relaxation only after this long.
-inline constexpr double kFirstDelayMs = 1000.0;
 
 // A new solver by name; kInvalidArgument for an unknown name.
 Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name);
