@@ -112,7 +112,9 @@ class BlockStore {
   // A committed block's size; kNotFound otherwise.
   Result<StoredBlockInfo> Stat(BlockId id) const;
   // Reads chunk `index` of a committed block into *framed (bytes + CRC),
-  // verified: kCorruption names the block and chunk on a mismatch.
+  // verified: kCorruption names the block and chunk on a mismatch. Reads
+  // the blob file directly when the chunk's place is known, through RocksDB
+  // otherwise or when that read does not check out.
   Status ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;
   // Where chunks [first, info.chunks) of a committed block are, in order.
   // kNotFound when the block is not committed here, kUnavailable when some
@@ -151,6 +153,9 @@ class BlockStore {
   explicit BlockStore(const BlockStoreOptions& options);
   Status LoadLocations();
   void ForgetLocations(BlockId id);
+  // Reads a chunk's framed value from its blob file at its known place, after
+  // checking the key stored before it; false when that is not possible.
+  bool ReadChunkFromBlobFile(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;
   Status OpenDb();
   Status DropHalfWritten();
   Status CheckSpace() const;
