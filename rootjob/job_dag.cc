@@ -134,6 +134,7 @@ void DagState::AppendItem(const StageInput& in, int item, int consumers,
     p.replicas = {u.computer};
   }
   p.bytes = std::llround(bytes * in.fraction / consumers);
+  p.many_to_one = in.connection == Connection::kGather || in.connection == Connection::kAllToAll;
   if (p.bytes > 0) out->push_back(std::move(p));
 }
 

@@ -64,10 +64,12 @@ Status ValidateDag(const JobDag& dag);
 
 // One piece of a vertex's input: `bytes` that can be read from any of
 // `replicas` (computer indices; several for DFS partitions, one for an
-// intermediate output kept where it was written).
+// intermediate output kept where it was written). `many_to_one`: it comes
+// through a gather or all-to-all input (a reader pulls from many sources).
 struct InputPiece {
   int64_t bytes = 0;
   std::vector<int> replicas;
+  bool many_to_one = false;
 };
 
 struct VertexId {
