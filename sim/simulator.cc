@@ -7,6 +7,7 @@
 #include <memory>
 #include <queue>
 #include <random>
+#include <set>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -39,6 +40,7 @@ struct Flow {
   TaskId task = 0;
   ReadLevel level = ReadLevel::kCore;
   int64_t bytes = 0;
+  int64_t many_to_one = 0;  // of `bytes`, those of gather/all-to-all pieces
 };
 
 struct Attempt {
@@ -49,6 +51,9 @@ struct Attempt {
   int pending_flows = 0;
   int64_t bytes_read = 0;  // input size (all levels)
   uint64_t timer = 0;      // sequence of its compute-done timer; 0 while reading
+  // Share of its gather/all-to-all bytes that would cross the core even on a
+  // computer of the rack holding most of them.
+  double many_to_one_floor = 0;
 };
 
 struct SimJob {
@@ -95,7 +100,10 @@ class Sim {
   Status OnTimer(const TimerEvent& t);
   Status ComputeDone(TaskId id);
   Status SubmitReady(int job);
-  void Account(JobResult& r, ReadLevel level, int64_t bytes);
+  // `bytes` read at `level`, `many_to_one` of them through gather/all-to-all
+  // inputs, whose unavoidable cross-core share is `floor`.
+  void Account(JobResult& r, ReadLevel level, int64_t bytes, int64_t many_to_one = 0,
+               double floor = 0);
   void SampleUntil(double t);
   std::pair<int, VertexId> Locate(TaskId id) const;
   std::string Progress() const;
@@ -147,7 +155,10 @@ void Sim::AddTimer(double at, TimerKind kind, int job, TaskId task, uint64_t* se
   if (seq_out != nullptr) *seq_out = seq;
 }
 
-void Sim::Account(JobResult& r, ReadLevel level, int64_t bytes) {
+void Sim::Account(JobResult& r, ReadLevel level, int64_t bytes, int64_t many_to_one, double floor) {
+  r.many_to_one_bytes += many_to_one;
+  if (level == ReadLevel::kCore) r.many_to_one_core_bytes += many_to_one;
+  r.many_to_one_floor_core_bytes += std::llround(floor * static_cast<double>(many_to_one));
   switch (level) {
     case ReadLevel::kLocal:
       r.local_bytes += bytes;
@@ -183,29 +194,56 @@ Status Sim::SubmitReady(int j) {
 Status Sim::StartFlows(TaskId id, Attempt& a) {
   SimJob& job = jobs_[a.job];
   const std::vector<int>& rack_of = net_.spec().rack_of;
-  std::vector<rootjob::PlannedRead> reads =
-      rootjob::PlanReads(job.dag->Inputs(a.vertex), a.computer, rack_of);
-  std::map<int, std::pair<int64_t, ReadLevel>> by_source;
-  for (const rootjob::PlannedRead& r : reads) {
+  std::vector<rootjob::InputPiece> pieces = job.dag->Inputs(a.vertex);
+  std::vector<rootjob::PlannedRead> reads = rootjob::PlanReads(pieces, a.computer, rack_of);
+  // The gather/all-to-all pieces' floor: the bytes a reader in the rack that
+  // holds most of them would still pull across the core.
+  int64_t m2o_total = 0;
+  std::map<int, int64_t> m2o_held;  // rack -> bytes of pieces with a replica there
+  for (const rootjob::InputPiece& p : pieces) {
+    if (!p.many_to_one) continue;
+    m2o_total += p.bytes;
+    std::set<int> racks;
+    for (int c : p.replicas) racks.insert(rack_of[c]);
+    for (int rk : racks) m2o_held[rk] += p.bytes;
+  }
+  int64_t m2o_best = 0;
+  for (const auto& [rk, held] : m2o_held) m2o_best = std::max(m2o_best, held);
+  a.many_to_one_floor =
+      m2o_total > 0 ? static_cast<double>(m2o_total - m2o_best) / static_cast<double>(m2o_total)
+                    : 0.0;
+  struct SourceBytes {
+    int64_t bytes = 0;
+    int64_t many_to_one = 0;
+    ReadLevel level = ReadLevel::kCore;
+  };
+  std::map<int, SourceBytes> by_source;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const rootjob::PlannedRead& r = reads[i];
+    int64_t m2o = pieces[i].many_to_one ? r.bytes : 0;
     a.bytes_read += r.bytes;
     if (r.level == ReadLevel::kLocal) {
-      Account(job.result, r.level, r.bytes);
+      Account(job.result, r.level, r.bytes, m2o, a.many_to_one_floor);
     } else {
-      by_source[r.source].first += r.bytes;
-      by_source[r.source].second = r.level;
+      by_source[r.source].bytes += r.bytes;
+      by_source[r.source].many_to_one += m2o;
+      by_source[r.source].level = r.level;
     }
   }
   std::vector<std::pair<sg4::Host*, Flow>> flows;
   if (by_source.size() <= kMaxFlowsPerTask) {
-    for (const auto& [src, bl] : by_source) {
-      flows.push_back({net_.computer(src), Flow{id, bl.second, bl.first}});
+    for (const auto& [src, sb] : by_source) {
+      flows.push_back({net_.computer(src), Flow{id, sb.level, sb.bytes, sb.many_to_one}});
     }
   } else {  // one flow per source rack, from the rack's pool
-    std::map<int, int64_t> by_rack;
-    for (const auto& [src, bl] : by_source) by_rack[rack_of[src]] += bl.first;
-    for (const auto& [rack, bytes] : by_rack) {
+    std::map<int, std::pair<int64_t, int64_t>> by_rack;
+    for (const auto& [src, sb] : by_source) {
+      by_rack[rack_of[src]].first += sb.bytes;
+      by_rack[rack_of[src]].second += sb.many_to_one;
+    }
+    for (const auto& [rack, bm] : by_rack) {
       ReadLevel level = rack == rack_of[a.computer] ? ReadLevel::kRack : ReadLevel::kCore;
-      flows.push_back({net_.rack_pool(rack), Flow{id, level, bytes}});
+      flows.push_back({net_.rack_pool(rack), Flow{id, level, bm.first, bm.second}});
     }
   }
   for (auto& [src, flow] : flows) {
@@ -222,7 +260,7 @@ Status Sim::StartWorker(TaskId id, int computer) {
   auto [j, v] = Locate(id);
   COPSE_RETURN_IF_ERROR(Handle(scheduler::TaskStarted{id}));
   Attempt& a = attempts_[id];
-  a = Attempt{j, v, computer, Clock(), 0, 0, 0};
+  a = Attempt{j, v, computer, Clock(), 0, 0, 0, 0.0};
   ++jobs_[j].result.tasks;
   ++running_[j];
   COPSE_RETURN_IF_ERROR(StartFlows(id, a));
@@ -251,8 +289,13 @@ Status Sim::KillWorker(TaskId id) {
   for (size_t i = comms_.size(); i-- > 0;) {
     if (flows_[i].task != id) continue;
     double left = comms_[i]->get_remaining();
-    Account(r, flows_[i].level,
-            std::max<int64_t>(0, flows_[i].bytes - static_cast<int64_t>(std::llround(left))));
+    const Flow& f = flows_[i];
+    int64_t read = std::max<int64_t>(0, f.bytes - static_cast<int64_t>(std::llround(left)));
+    int64_t m2o = f.bytes > 0
+                      ? std::llround(static_cast<double>(f.many_to_one) *
+                                     static_cast<double>(read) / static_cast<double>(f.bytes))
+                      : 0;
+    Account(r, f.level, read, m2o, a.many_to_one_floor);
     comms_[i]->cancel();
     comms_[i] = comms_.back();
     comms_.pop_back();
@@ -275,7 +318,7 @@ Status Sim::OnFlowDone(size_t index) {
   flows_[index] = flows_.back();
   flows_.pop_back();
   Attempt& a = attempts_.at(f.task);
-  Account(jobs_[a.job].result, f.level, f.bytes);
+  Account(jobs_[a.job].result, f.level, f.bytes, f.many_to_one, a.many_to_one_floor);
   if (--a.pending_flows == 0) return ComputeDone(f.task);
   return Status::Ok();
 }

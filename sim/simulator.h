@@ -60,6 +60,13 @@ struct JobResult {
   int64_t local_bytes = 0;
   int64_t rack_bytes = 0;
   int64_t core_bytes = 0;
+  // Of the bytes above, those read through gather or all-to-all inputs (a
+  // reader pulls from many sources: shuffles and gathers), those of them read
+  // across the core, and the part of them that would have crossed the core
+  // even had each reader run in the rack holding most of its such input.
+  int64_t many_to_one_bytes = 0;
+  int64_t many_to_one_core_bytes = 0;
+  int64_t many_to_one_floor_core_bytes = 0;
 };
 
 struct RunResult {

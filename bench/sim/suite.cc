@@ -113,7 +113,10 @@ Json RunToJson(const sim::RunResult& r, const RunSpec& spec) {
                     {"max_task_s", x.max_task_s},
                     {"local_bytes", x.local_bytes},
                     {"rack_bytes", x.rack_bytes},
-                    {"core_bytes", x.core_bytes}});
+                    {"core_bytes", x.core_bytes},
+                    {"many_to_one_bytes", x.many_to_one_bytes},
+                    {"many_to_one_core_bytes", x.many_to_one_core_bytes},
+                    {"many_to_one_floor_core_bytes", x.many_to_one_floor_core_bytes}});
   }
   j["jobs"] = jobs;
   j["utilisation"] = r.utilisation;

@@ -216,6 +216,36 @@ TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
             2 * 40000 * 7);
 }
 
+// Gather reads (WordCount's top vertex pulls every count) are counted in the
+// many_to_one_* fields; a pointwise-only job has none.
+TEST(SimSuiteTest, GatherReadsAreCountedAsManyToOne) {
+  TempDir d;
+  std::ofstream(d.path() / "w.toml")
+      << "[[instance]]\nname = \"P\"\napp = \"prime_small\"\npartitions = 2\n"
+      << "[[instance]]\nname = \"W\"\napp = \"wordcount\"\npartitions = 4\n";
+  auto r = RunCopse("copse-bench-sim",
+                    {"--run-one", "--config", (kSource / "cluster-configs/sim-quick.toml").string(),
+                     "--workload", (d.path() / "w.toml").string(), "--policy", "Q", "--k", "1",
+                     "--out", (d.path() / "run.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json run = json::parse(ReadFile(d.path() / "run.json"));
+  ASSERT_EQ(run["jobs"].size(), 2u);
+  const json& p = run["jobs"][0];
+  EXPECT_EQ(p["many_to_one_bytes"], 0);
+  EXPECT_EQ(p["many_to_one_core_bytes"], 0);
+  EXPECT_EQ(p["many_to_one_floor_core_bytes"], 0);
+  const json& w = run["jobs"][1];
+  EXPECT_EQ(w["preempted"], 0);
+  // 4 counts of 2% of 50 MB each, gathered by the top vertex.
+  EXPECT_EQ(w["many_to_one_bytes"], 4 * 1'000'000);
+  EXPECT_LE(w["many_to_one_core_bytes"].get<int64_t>(), w["core_bytes"].get<int64_t>());
+  EXPECT_LE(w["many_to_one_floor_core_bytes"].get<int64_t>(),
+            w["many_to_one_core_bytes"].get<int64_t>());
+  EXPECT_EQ(w["local_bytes"].get<int64_t>() + w["rack_bytes"].get<int64_t>() +
+                w["core_bytes"].get<int64_t>(),
+            4 * 50'000'000 + 4 * 1'000'000);
+}
+
 TEST(SimSuiteTest, BadInputIsRejected) {
   TempDir d;
   auto r = RunCopse("copse-bench-sim", {"--experiment", "nope", "--out", d.path().string()});
