@@ -61,6 +61,14 @@ class TableReader {
     return *v;
   }
 
+  bool Bool(std::string_view key, bool def) {
+    const toml::node* n = Get(key);
+    if (!n) return def;
+    if (auto v = n->value_exact<bool>()) return *v;
+    Fail(n, key, "true or false" + Got(n));
+    return def;
+  }
+
   double Number(std::string_view key, double def, double lo, double hi) {
     const toml::node* n = Get(key);
     if (!n) return def;
@@ -236,6 +244,7 @@ class ConfigParser {
         std::chrono::milliseconds(r.Int("uncommitted_grace_ms", 600'000, 1'000, 604'800'000));
     cfg_.dfs.reserve_bytes = static_cast<uint64_t>(r.Int("reserve_mb", 0, 0, int64_t{1} << 40))
                              << 20;
+    cfg_.dfs.sync_on_close = r.Bool("sync_on_close", false);
     r.Finish();
     return r.error();
   }

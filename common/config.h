@@ -59,6 +59,10 @@ struct DfsConfig {
   // Disk space each worker keeps free: a block write that could cross it
   // fails with "disk full".
   uint64_t reserve_bytes = 0;
+  // Whether a worker flushes and syncs a block to disk when it is committed.
+  // false (like HDFS): a committed block survives a killed worker process
+  // (RocksDB's unsynced write-ahead log), replication covers power loss.
+  bool sync_on_close = false;
 };
 
 struct SchedulerConfig {

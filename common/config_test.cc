@@ -48,6 +48,7 @@ name = "b"
 [dfs]
 rereplication_delay_ms = 250
 reserve_mb = 10
+sync_on_close = true
 )";
 
 // Replaces the first occurrence of `from` in the good config with `to`.
@@ -93,6 +94,7 @@ TEST(ConfigTest, ParsesGoodConfig) {
   EXPECT_EQ(c.dfs.rereplication_delay, std::chrono::milliseconds(250));
   EXPECT_EQ(c.dfs.uncommitted_grace, std::chrono::minutes(10));  // the default
   EXPECT_EQ(c.dfs.reserve_bytes, 10u << 20);
+  EXPECT_TRUE(c.dfs.sync_on_close);
 }
 
 TEST(ConfigTest, DfsTableIsChecked) {
@@ -101,12 +103,19 @@ TEST(ConfigTest, DfsTableIsChecked) {
   e = ErrorOf(Bad("rereplication_delay_ms = 250", "rereplication_delay = 250"));
   EXPECT_NE(e.find("dfs.rereplication_delay"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
+  for (const char* bad : {"sync_on_close = 1", "sync_on_close = \"yes\""}) {
+    e = ErrorOf(Bad("sync_on_close = true", bad));
+    EXPECT_NE(e.find("/etc/copse/t.toml"), std::string::npos) << e;
+    EXPECT_NE(e.find("dfs.sync_on_close"), std::string::npos) << e;
+    EXPECT_NE(e.find("true or false"), std::string::npos) << e;
+  }
   std::string without = kGood;
   without.resize(without.find("[dfs]"));
   auto defaults = ParseClusterConfig(without, "/etc/copse/t.toml");
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
   EXPECT_EQ(defaults->dfs.rereplication_delay, std::chrono::seconds(10));
   EXPECT_EQ(defaults->dfs.reserve_bytes, 0u);
+  EXPECT_FALSE(defaults->dfs.sync_on_close);
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {

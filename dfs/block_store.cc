@@ -230,6 +230,10 @@ rocksdb::DBOptions BaseDbOptions() {
   o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   o.keep_log_file_num = 2;
   o.max_open_files = -1;
+  // With sync_on_close false every chunk goes through the log; the meta
+  // family's memtable rarely fills, so bound the logs kept for it (and the
+  // replay after a crash).
+  o.max_total_wal_size = 256u << 20;
   return o;
 }
 
@@ -293,8 +297,9 @@ Result<std::unique_ptr<BlockStore>> BlockStore::Open(const BlockStoreOptions& op
     return IoError(
         fmt::format("cannot create block store dir {}: {}", options.dir.string(), ec.message()));
   COPSE_RETURN_IF_ERROR(store->OpenDb());
-  COPSE_RETURN_IF_ERROR(store->DropHalfWritten());
+  // Locations first: dropping a half-written block forgets its own.
   COPSE_RETURN_IF_ERROR(store->LoadLocations());
+  COPSE_RETURN_IF_ERROR(store->DropHalfWritten());
   return store;
 }
 
@@ -348,15 +353,29 @@ Result<std::vector<ChunkLocation>> BlockStore::LocateChunks(BlockId id, uint32_t
         fmt::format("block {} has {} chunks, asked from chunk {}", id, info.chunks, first));
   }
   std::vector<ChunkLocation> out;
-  out.reserve(info.chunks - first);
+  if (FindLocations(id, first, info.chunks, &out)) return out;
+  // Committed but still in a memtable (sync_on_close false): its locations
+  // are known once a flush wrote it to blob files.
+  rocksdb::FlushOptions fo;
+  fo.wait = true;
+  rocksdb::Status s = db_->Flush(fo, handles_[1]);
+  if (!s.ok()) return Convert(fmt::format("flushing block {}", id), &s);
+  if (FindLocations(id, first, info.chunks, &out)) return out;
+  return Unavailable(fmt::format("the location of a chunk of block {} is not known", id));
+}
+
+bool BlockStore::FindLocations(BlockId id, uint32_t first, uint32_t chunks,
+                               std::vector<ChunkLocation>* out) const {
+  out->clear();
+  out->reserve(chunks - first);
   std::lock_guard<std::mutex> lock(locations_->mu);
   auto it = locations_->entries.lower_bound({id, first});
-  for (uint32_t i = first; i < info.chunks; ++i, ++it) {
+  for (uint32_t i = first; i < chunks; ++i, ++it) {
     if (it == locations_->entries.end() || it->first != std::pair<BlockId, uint32_t>{id, i})
-      return Unavailable(fmt::format("the location of chunk {} of block {} is not known", i, id));
-    out.push_back(it->second.where);
+      return false;
+    out->push_back(it->second.where);
   }
-  return out;
+  return true;
 }
 
 Status BlockStore::DropHalfWritten() {
@@ -370,6 +389,9 @@ Status BlockStore::DropHalfWritten() {
     BlockId id = GetBigEndian(it->key().data() + 1, 8);
     (void)batch.DeleteRange(handles_[1], ChunkKey(id, 0), ChunkKey(id + 1, 0));
     (void)batch.Delete(handles_[0], it->key());
+    // A flush (of the replayed log, say) may have published its chunks: a
+    // rewrite of the id must not be read from them.
+    ForgetLocations(id);
     deleted_.push_back(id);
     ++dropped;
   }
@@ -409,10 +431,14 @@ Status BlockStore::BeginBlock(BlockId id) {
     if (!writing_.emplace(id, Writing{}).second)
       return AlreadyExists(fmt::format("block {} is being written", id));
   }
-  // Synced, so that after a crash Open finds and drops whatever chunks of this
-  // block a memtable flush had already written.
+  ForgetLocations(id);  // whatever an earlier, dropped copy of the id left
+  // Durable before any chunk of the block is, so that after a crash Open
+  // finds and drops whatever chunks a memtable flush had already written:
+  // synced when the chunks skip the log; otherwise the log holds it before
+  // the chunks, and RocksDB syncs a log before flushing what it covers when
+  // there are several column families.
   rocksdb::WriteOptions wo;
-  wo.sync = true;
+  wo.sync = options_.sync_on_close;
   s = db_->Put(wo, handles_[0], MetaKey(id), EncodeMeta(Meta{kStateWriting, 0, 0}));
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -448,7 +474,9 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
     w.short_chunk_seen = bytes < kChunkSize;
   }
   rocksdb::WriteOptions wo;
-  wo.disableWAL = true;  // the block is flushed and synced as a whole on commit
+  // With sync_on_close the block is flushed and synced as a whole on commit;
+  // otherwise the (unsynced) log keeps it across a process crash.
+  wo.disableWAL = options_.sync_on_close;
   rocksdb::Slice value(reinterpret_cast<const char*>(framed.data()), framed.size());
   rocksdb::Status s = db_->Put(wo, handles_[1], ChunkKey(id, index), value);
   return Convert("storing " + what, &s);
@@ -466,12 +494,17 @@ Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
           size, chunks, it->second.bytes, it->second.next_index));
     }
   }
-  rocksdb::FlushOptions fo;
-  fo.wait = true;
-  rocksdb::Status s = db_->Flush(fo, handles_[1]);
+  rocksdb::Status s;
+  if (options_.sync_on_close) {
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    s = db_->Flush(fo, handles_[1]);
+  }
   if (s.ok()) {
+    // In the log after the block's chunks: a replay never finds the commit
+    // without them.
     rocksdb::WriteOptions wo;
-    wo.sync = true;
+    wo.sync = options_.sync_on_close;
     s = db_->Put(wo, handles_[0], MetaKey(id), EncodeMeta(Meta{kStateCommitted, size, chunks}));
   }
   if (!s.ok()) {

@@ -7,18 +7,27 @@
 // go anywhere.
 //
 // Writing is Begin, PutChunk for chunks 0, 1, ... in order, then Commit.
-// Chunks skip RocksDB's write-ahead log; Commit flushes them to their blob
-// files and then records the block as committed with a synced write, so a
-// committed block is on disk as a whole and a crash mid-write leaves nothing
-// visible (Open drops blocks that were being written). Only committed blocks
-// can be read, listed or reported.
+// Two durability modes (BlockStoreOptions::sync_on_close, [dfs] sync_on_close):
+//  - false (the default, like HDFS's dfs.datanode.synconclose): chunks and the
+//    commit record go through RocksDB's write-ahead log without a sync, and
+//    Commit neither flushes nor syncs. A killed worker process loses nothing
+//    (the log is in the OS's page cache and RocksDB replays it on Open); a
+//    power failure can lose blocks committed in the last seconds, which
+//    replication covers.
+//  - true: chunks skip the log; Commit flushes them to their blob files and
+//    records the block as committed with a synced write, so a committed block
+//    is on disk as a whole before Commit returns.
+// In both modes a crash mid-write leaves nothing visible (Open drops blocks
+// that were being written). Only committed blocks can be read, listed or
+// reported.
 //
 // Chunk locations: every committed chunk's value sits at a fixed offset of an
 // immutable blob file. A table-properties collector on the chunk column family
 // sees each blob reference RocksDB writes into a table (flush, compaction, blob
 // GC relocation), publishes it in an in-memory index, and stores it in the
 // table's properties so that a reopened store rebuilds the index. LocateChunks
-// answers from that index; the local read path (dfs/local_read.h) hands the
+// answers from that index (a committed block still in a memtable, only with
+// sync_on_close false, is flushed first); the local read path (dfs/local_read.h) hands the
 // files to a client on the same computer, which checks the chunk's key and
 // CRC32C itself and falls back to the data port on any doubt.
 //
@@ -64,6 +73,8 @@ struct BlockStoreOptions {
   std::string computer;             // for messages ("disk full on computer c01 ...")
   uint64_t block_size = 64u << 20;  // the largest block accepted
   uint64_t reserve_bytes = 0;       // disk space to keep free
+  // Flush and sync a block when it is committed (see the class comment).
+  bool sync_on_close = false;
   // Free bytes on the file system holding `dir`; statvfs when empty (tests
   // inject a fake).
   std::function<Result<uint64_t>(const std::filesystem::path&)> free_space;
@@ -118,7 +129,9 @@ class BlockStore {
   Status ReadChunk(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;
   // Where chunks [first, info.chunks) of a committed block are, in order.
   // kNotFound when the block is not committed here, kUnavailable when some
-  // chunk's location is not known (the caller reads through ReadChunk).
+  // chunk's location is not known (the caller reads through ReadChunk). A
+  // block whose chunks are still in a memtable is flushed to its blob files
+  // first.
   Result<std::vector<ChunkLocation>> LocateChunks(BlockId id, uint32_t first) const;
   // The path of blob file `number`.
   std::filesystem::path BlobFilePath(uint64_t number) const;
@@ -153,6 +166,10 @@ class BlockStore {
   explicit BlockStore(const BlockStoreOptions& options);
   Status LoadLocations();
   void ForgetLocations(BlockId id);
+  // Chunks [first, chunks) of block `id` from the index; false when one is
+  // missing.
+  bool FindLocations(BlockId id, uint32_t first, uint32_t chunks,
+                     std::vector<ChunkLocation>* out) const;
   // Reads a chunk's framed value from its blob file at its known place, after
   // checking the key stored before it; false when that is not possible.
   bool ReadChunkFromBlobFile(BlockId id, uint32_t index, std::vector<uint8_t>* framed) const;

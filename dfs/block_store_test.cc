@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <random>
 
@@ -39,6 +41,7 @@ class BlockStoreTest : public ::testing::Test {
     o.computer = "c00";
     o.block_size = 4 * kChunkSize;
     o.free_space = [this](const std::filesystem::path&) -> Result<uint64_t> { return free_; };
+    o.sync_on_close = sync_on_close_;
     return o;
   }
   void Open() {
@@ -75,6 +78,7 @@ class BlockStoreTest : public ::testing::Test {
 
   ScopedDir dir_;
   uint64_t free_ = uint64_t{1} << 40;
+  bool sync_on_close_ = false;
   std::unique_ptr<BlockStore> store_;
 };
 
@@ -115,6 +119,75 @@ TEST_F(BlockStoreTest, HalfWrittenBlocksAreInvisibleAndDroppedOnReopen) {
   auto again = Pattern(10, 5);
   ASSERT_TRUE(Write(5, again).ok());
   EXPECT_EQ(Read(5), again);
+}
+
+// sync_on_close false: a worker process killed after commits keeps every
+// committed block (RocksDB replays its write-ahead log) and drops the block it
+// was writing. The "worker" is a child process that ends with _exit: no
+// destructor, no Close, no flush.
+TEST_F(BlockStoreTest, AKilledProcessKeepsCommittedBlocksFromTheLog) {
+  auto a = Pattern(3 * kChunkSize + 5, 11), b = Pattern(100, 12), c = Pattern(2 * kChunkSize, 13);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto s = BlockStore::Open(Options());
+    if (!s.ok()) ::_exit(2);
+    store_ = std::move(*s);
+    bool ok = Write(1, a).ok() && Write(2, b).ok() && Write(3, c, /*commit=*/false).ok();
+    // Nothing reached a blob file: the blocks live in the memtable and the log.
+    ok = ok && store_->BlobBytesOnDisk() == 0;
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "the child's writes failed";
+  Open();
+  EXPECT_EQ(Read(1), a);
+  EXPECT_EQ(Read(2), b);
+  EXPECT_EQ(store_->Stat(3).status().code(), StatusCode::kNotFound);
+  auto list = store_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  // The replayed blocks were flushed on open: their chunks are located.
+  auto where = store_->LocateChunks(1, 0);
+  ASSERT_TRUE(where.ok()) << where.status().ToString();
+  EXPECT_EQ(where->size(), 4u);
+  // The dropped block's chunks are gone; its id can be written again.
+  std::vector<uint8_t> chunk;
+  EXPECT_FALSE(store_->ReadChunk(3, 0, &chunk).ok());
+  ASSERT_TRUE(Write(3, b).ok());
+  EXPECT_EQ(Read(3), b);
+}
+
+// sync_on_close false: a just-committed block is still in a memtable. The data
+// port's read (ReadChunk) gets it through RocksDB; LocateChunks (the local read
+// path) flushes it to its blob files and then knows where every chunk is.
+TEST_F(BlockStoreTest, AJustCommittedBlockIsReadFromTheMemtableAndLocatedAfterAFlush) {
+  Open();
+  auto a = Pattern(2 * kChunkSize + 9, 14);
+  ASSERT_TRUE(Write(4, a).ok());
+  EXPECT_EQ(store_->BlobBytesOnDisk(), 0u);
+  EXPECT_EQ(Read(4), a);
+  EXPECT_EQ(store_->BlobBytesOnDisk(), 0u);
+  auto where = store_->LocateChunks(4, 1);
+  ASSERT_TRUE(where.ok()) << where.status().ToString();
+  ASSERT_EQ(where->size(), 2u);
+  EXPECT_EQ((*where)[1].size, 9u + kChunkTrailer);
+  EXPECT_GT(store_->BlobBytesOnDisk(), 0u);
+  EXPECT_EQ(Read(4), a);  // now straight from the blob file
+}
+
+// sync_on_close true: the block is in its blob files when Commit returns.
+TEST_F(BlockStoreTest, SyncOnCloseFlushesTheBlockOnCommit) {
+  sync_on_close_ = true;
+  Open();
+  auto a = Pattern(kChunkSize + 3, 15);
+  ASSERT_TRUE(Write(6, a).ok());
+  EXPECT_GE(store_->BlobBytesOnDisk(), a.size());
+  EXPECT_EQ(Read(6), a);
+  Open();
+  EXPECT_EQ(Read(6), a);
 }
 
 TEST_F(BlockStoreTest, RejectsBadWrites) {
@@ -183,6 +256,7 @@ TEST_F(BlockStoreTest, ReserveCountsAsFull) {
 }
 
 TEST_F(BlockStoreTest, DeletedBlocksLeaveAndGarbageCollectionFreesTheirBlobFiles) {
+  sync_on_close_ = true;  // the blocks are in blob files once committed
   Open();
   for (BlockId id = 1; id <= 4; ++id) ASSERT_TRUE(Write(id, Pattern(2 * kChunkSize, id)).ok());
   uint64_t before = store_->BlobBytesOnDisk();

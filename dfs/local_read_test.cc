@@ -94,6 +94,20 @@ TEST_F(LocalReadTest, ReadsCommittedChunksThroughPassedFiles) {
   EXPECT_EQ(*tail, std::vector<uint8_t>(data.begin() + 2 * kChunkSize, data.end()));
 }
 
+// With sync_on_close false (the default) a just-committed block is still in a
+// memtable; the local path still gets all of it (the worker flushes it to its
+// blob files when asked where its chunks are).
+TEST_F(LocalReadTest, AJustCommittedBlockStillInTheMemtableIsReadLocally) {
+  auto data = Pattern(kChunkSize + 321, 9);
+  Write(8, data);
+  ASSERT_EQ(store_->BlobBytesOnDisk(), 0u) << "the block should not be flushed yet";
+  auto ch = Connect();
+  ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+  auto got = ReadAll(**ch, 8);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, data);
+}
+
 TEST_F(LocalReadTest, UnknownBlockIsNotFoundAndTheConnectionStaysUsable) {
   Write(5, Pattern(100, 2));
   auto ch = Connect();

@@ -21,6 +21,7 @@ Status WorkerDfs::Start() {
   o.computer = computer_.name;
   o.block_size = static_cast<uint64_t>(config_.block_size_bytes);
   o.reserve_bytes = config_.dfs.reserve_bytes;
+  o.sync_on_close = config_.dfs.sync_on_close;
   COPSE_ASSIGN_OR_RETURN(store_, dfs::BlockStore::Open(o));
   dfs::BlockServer::Callbacks cb;
   cb.stored = [this](dfs::BlockId id, uint64_t size) {
