@@ -244,7 +244,7 @@ class ConfigParser {
         std::chrono::milliseconds(r.Int("uncommitted_grace_ms", 600'000, 1'000, 604'800'000));
     cfg_.dfs.reserve_bytes = static_cast<uint64_t>(r.Int("reserve_mb", 0, 0, int64_t{1} << 40))
                              << 20;
-    cfg_.dfs.sync_on_close = r.Bool("sync_on_close", false);
+    cfg_.dfs.sync_on_close = r.Bool("sync_on_close", true);
     r.Finish();
     return r.error();
   }

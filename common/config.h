@@ -62,7 +62,7 @@ struct DfsConfig {
   // Whether a worker flushes and syncs a block to disk when it is committed.
   // false (like HDFS): a committed block survives a killed worker process
   // (RocksDB's unsynced write-ahead log), replication covers power loss.
-  bool sync_on_close = false;
+  bool sync_on_close = true;
 };
 
 struct SchedulerConfig {

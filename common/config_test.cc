@@ -48,7 +48,7 @@ name = "b"
 [dfs]
 rereplication_delay_ms = 250
 reserve_mb = 10
-sync_on_close = true
+sync_on_close = false
 )";
 
 // Replaces the first occurrence of `from` in the good config with `to`.
@@ -94,7 +94,7 @@ TEST(ConfigTest, ParsesGoodConfig) {
   EXPECT_EQ(c.dfs.rereplication_delay, std::chrono::milliseconds(250));
   EXPECT_EQ(c.dfs.uncommitted_grace, std::chrono::minutes(10));  // the default
   EXPECT_EQ(c.dfs.reserve_bytes, 10u << 20);
-  EXPECT_TRUE(c.dfs.sync_on_close);
+  EXPECT_FALSE(c.dfs.sync_on_close);
 }
 
 TEST(ConfigTest, DfsTableIsChecked) {
@@ -104,7 +104,7 @@ TEST(ConfigTest, DfsTableIsChecked) {
   EXPECT_NE(e.find("dfs.rereplication_delay"), std::string::npos) << e;
   EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
   for (const char* bad : {"sync_on_close = 1", "sync_on_close = \"yes\""}) {
-    e = ErrorOf(Bad("sync_on_close = true", bad));
+    e = ErrorOf(Bad("sync_on_close = false", bad));
     EXPECT_NE(e.find("/etc/copse/t.toml"), std::string::npos) << e;
     EXPECT_NE(e.find("dfs.sync_on_close"), std::string::npos) << e;
     EXPECT_NE(e.find("true or false"), std::string::npos) << e;
@@ -115,7 +115,7 @@ TEST(ConfigTest, DfsTableIsChecked) {
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
   EXPECT_EQ(defaults->dfs.rereplication_delay, std::chrono::seconds(10));
   EXPECT_EQ(defaults->dfs.reserve_bytes, 0u);
-  EXPECT_FALSE(defaults->dfs.sync_on_close);
+  EXPECT_TRUE(defaults->dfs.sync_on_close);
 }
 
 TEST(ConfigTest, ShippedConfigsLoad) {

@@ -33,6 +33,7 @@ class LocalReadTest : public ::testing::Test {
     o.dir = dir_ / "blocks";
     o.computer = "c00";
     o.block_size = 4 * kChunkSize;
+    o.sync_on_close = false;  // blocks stay in memtables after commit (the harder case)
     o.free_space = [](const std::filesystem::path&) -> Result<uint64_t> {
       return uint64_t{1} << 40;
     };
@@ -94,7 +95,7 @@ TEST_F(LocalReadTest, ReadsCommittedChunksThroughPassedFiles) {
   EXPECT_EQ(*tail, std::vector<uint8_t>(data.begin() + 2 * kChunkSize, data.end()));
 }
 
-// With sync_on_close false (the default) a just-committed block is still in a
+// With sync_on_close false (as this fixture sets) a just-committed block is still in a
 // memtable; the local path still gets all of it (the worker flushes it to its
 // blob files when asked where its chunks are).
 TEST_F(LocalReadTest, AJustCommittedBlockStillInTheMemtableIsReadLocally) {
