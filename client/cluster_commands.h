@@ -11,7 +11,7 @@ namespace copse::client {
 
 struct UpOptions {
   std::chrono::seconds timeout{30};  // for the master to listen and all workers to register
-  bool netns = false;  // each computer in its own network namespace (client/netns.h)
+  bool netns = false;                // each computer in its own network namespace (client/netns.h)
 };
 
 int ClusterUp(const ClusterConfig& config, const UpOptions& options);
