@@ -7,6 +7,8 @@
 
 #include <random>
 
+#include "dfs/block_store_testing.h"
+
 namespace copse::dfs {
 namespace {
 
@@ -52,16 +54,7 @@ class BlockStoreTest : public ::testing::Test {
   }
   // Writes `data` as block `id` and commits it.
   Status Write(BlockId id, const std::vector<uint8_t>& data, bool commit = true) {
-    COPSE_RETURN_IF_ERROR(store_->BeginBlock(id));
-    uint32_t index = 0;
-    for (size_t off = 0; off < data.size(); off += kChunkSize, ++index) {
-      size_t n = std::min(kChunkSize, data.size() - off);
-      std::vector<uint8_t> chunk(data.begin() + static_cast<long>(off),
-                                 data.begin() + static_cast<long>(off + n));
-      FrameChunk(&chunk);
-      COPSE_RETURN_IF_ERROR(store_->PutChunk(id, index, chunk));
-    }
-    return commit ? store_->CommitBlock(id, data.size(), index) : Status::Ok();
+    return dfs::testing::WriteBlock(*store_, id, data, commit);
   }
   std::vector<uint8_t> Read(BlockId id) {
     std::vector<uint8_t> out, chunk;

@@ -7,6 +7,8 @@
 
 #include <random>
 
+#include "dfs/block_store_testing.h"
+
 namespace copse::dfs {
 namespace {
 
@@ -51,16 +53,8 @@ class LocalReadTest : public ::testing::Test {
     return v;
   }
   void Write(BlockId id, const std::vector<uint8_t>& data) {
-    ASSERT_TRUE(store_->BeginBlock(id).ok());
-    uint32_t index = 0;
-    for (size_t off = 0; off < data.size(); off += kChunkSize, ++index) {
-      size_t n = std::min(kChunkSize, data.size() - off);
-      std::vector<uint8_t> chunk(data.begin() + static_cast<long>(off),
-                                 data.begin() + static_cast<long>(off + n));
-      FrameChunk(&chunk);
-      ASSERT_TRUE(store_->PutChunk(id, index, chunk).ok());
-    }
-    ASSERT_TRUE(store_->CommitBlock(id, data.size(), index).ok());
+    Status s = dfs::testing::WriteBlock(*store_, id, data);
+    ASSERT_TRUE(s.ok()) << s.ToString();
   }
   Result<std::unique_ptr<LocalReadChannel>> Connect(const std::string& secret = kSecret) {
     return LocalReadChannel::Connect(LocalReadSocketPath(dir_), secret, std::chrono::seconds(10));
