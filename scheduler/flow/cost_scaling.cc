@@ -299,7 +299,8 @@ class Core {
       const ResidualArc& fwd = net_.arc(back.rev);  // w -> v
       if (fwd.resid <= 0 || bucket_of_[w] == kSettled) continue;
       T rc = Rc(w, fwd);
-      T nk = static_cast<T>(k) + (rc < 0 ? T{0} : rc / eps + 1);
+      // Most arcs are within one eps: skip the (slow, 64- or 128-bit) division.
+      T nk = static_cast<T>(k) + (rc < 0 ? T{0} : rc < eps ? T{1} : rc / eps + 1);
       if (nk >= static_cast<T>(max_bucket)) continue;
       uint32_t nki = static_cast<uint32_t>(nk);
       if (bucket_of_[w] != kUnset) {
@@ -400,7 +401,7 @@ Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOp
   Outcome o = warm_eps > 0 ? core.RunWarm(static_cast<T>(warm_eps) * scale) : core.RunCold();
   if (o != Outcome::kDone) return o;
   for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
-  *changed = core.changed();
+  CopyReuse(*changed, core.changed());
   return o;
 }
 
@@ -412,7 +413,7 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   COPSE_RETURN_IF_ERROR(MakeFeasible(net, cancel));
   thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
   CopyReuse(start, pot);
-  std::vector<uint32_t> changed;
+  thread_local std::vector<uint32_t> changed;
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {
     o = RunCore<int64_t>(net, pot, options_, stats_, cancel, 0, &changed);
@@ -434,7 +435,7 @@ Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, i
   stats_ = Stats{};
   thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
   CopyReuse(start, pot);
-  std::vector<uint32_t> changed;
+  thread_local std::vector<uint32_t> changed;
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {
     o = RunCore<int64_t>(net, pot, options_, stats_, cancel, std::max<int64_t>(eps, 1), &changed);
@@ -460,9 +461,9 @@ Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, i
 Status CostScalingSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                 const CancelFlag* cancel) {
   COPSE_RETURN_IF_ERROR(net_.Build(graph));
-  std::vector<int64_t> pot(net_.node_count(), 0);
-  COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot, cancel));
-  return net_.Extract(graph, pot, out);
+  AssignReuse(pot_, net_.node_count(), int64_t{0});
+  COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot_, cancel));
+  return net_.Extract(graph, pot_, out);
 }
 
 }  // namespace copse::flow

@@ -32,6 +32,7 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     CostScalingOptions o;
     o.force_wide = true;
     o.scaling_factor = 4;
+    o.price_refine = true;  // off by default; the tests exercise it here
     return std::unique_ptr<FlowSolver>(new CostScalingSolver(o));
   }
   if (name == "relaxation") return std::unique_ptr<FlowSolver>(new RelaxationSolver());
