@@ -159,5 +159,44 @@ TEST(AuthTest, OversizedFrameAfterAuthClosesOnlyThatConnection) {
   EXPECT_TRUE((*good)->Receive(kTimeout).ok());
 }
 
+TEST(ConnectionTest, LargeFramesArriveWholeBetweenSmallOnes) {
+  // Payloads of 64 KiB and more are read straight into the frame; smaller
+  // ones through the read buffer. Both kinds, back to back, echoed intact.
+  LoopbackServer server("the-right-secret-0123");
+  auto ch = BlockingChannel::Connect("127.0.0.1", server.port(), "the-right-secret-0123", "test",
+                                     kTimeout);
+  ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+  std::vector<std::vector<uint8_t>> sent;
+  for (size_t size : {size_t{3} << 20 | 5, size_t{1}, size_t{65535}, size_t{65536}, size_t{65537},
+                      size_t{0}, size_t{1} << 20}) {
+    std::vector<uint8_t> p(size);
+    for (size_t i = 0; i < size; ++i) p[i] = static_cast<uint8_t>(i * 131 + size);
+    sent.push_back(p);
+    ASSERT_TRUE((*ch)->Send(Protocol::kDfs, PayloadKind::kRaw, std::move(p), kTimeout).ok());
+  }
+  for (const auto& want : sent) {
+    auto echo = (*ch)->Receive(kTimeout);
+    ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+    EXPECT_EQ(echo->kind, PayloadKind::kRaw);
+    EXPECT_EQ(echo->payload.size(), want.size());
+    EXPECT_TRUE(echo->payload == want) << want.size();
+  }
+}
+
+TEST(ConnectionTest, ALargeFrameHeaderBeforeAuthIsRefused) {
+  // Before authentication the limit is 4 KiB: a header announcing 1 MiB
+  // closes the connection without anything being read into a payload.
+  LoopbackServer server("the-right-secret-0123");
+  asio::io_context io;
+  asio::ip::tcp::socket raw(io);
+  raw.connect({asio::ip::make_address("127.0.0.1"), server.port()});
+  auto h = EncodeFrameHeader(Protocol::kAuth, PayloadKind::kRaw, 1u << 20);
+  asio::write(raw, asio::buffer(h));
+  std::vector<uint8_t> buf(4096);
+  asio::error_code ec;
+  while (!ec) raw.read_some(asio::buffer(buf), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+}
+
 }  // namespace
 }  // namespace copse::net

@@ -78,6 +78,29 @@ void Connection::Start() {
 void Connection::ReadMore() {
   if (closed_) return;
   auto self = shared_from_this();
+  std::span<uint8_t> missing = decoder_.MissingPayload();
+  if (missing.size() >= kReadChunk) {
+    // A large payload (a DFS chunk) is read straight into its frame rather
+    // than copied out of read_buf_. Only a frame whose header passed the
+    // decoder's checks and size limit gets here (before authentication the
+    // limit is max_handshake_frame_bytes, below kReadChunk).
+    socket_.async_read_some(asio::buffer(missing.data(), missing.size()),
+                            [self](const asio::error_code& ec, size_t n) {
+                              if (self->closed_) return;
+                              if (ec) {
+                                self->OnRead(ec, 0);
+                                return;
+                              }
+                              std::vector<Frame> frames;
+                              self->decoder_.PayloadArrived(n, &frames);
+                              for (Frame& f : frames) {
+                                if (self->closed_) break;
+                                self->Dispatch(std::move(f));
+                              }
+                              self->ReadMore();
+                            });
+    return;
+  }
   socket_.async_read_some(asio::buffer(read_buf_),
                           [self](const asio::error_code& ec, size_t n) { self->OnRead(ec, n); });
 }

@@ -58,18 +58,37 @@ Status FrameDecoder::StartPayload() {
         fmt::format("message frame of {} bytes is not a whole number of 8-byte words", size));
   }
   current_ = Frame{static_cast<Protocol>(proto), static_cast<PayloadKind>(kind), {}};
-  // Reserved, not resized: the bytes are appended as they arrive, so the
-  // payload is not zero-filled first (a memset per 1 MiB DFS chunk).
-  current_.payload.reserve(size);
-  payload_size_ = size;
+  // Sized at once (its bytes are zero-filled, a memset), so that a large
+  // payload can be read straight into place (MissingPayload) instead of
+  // being copied out of a read buffer.
+  current_.payload.resize(size);
   payload_fill_ = 0;
   in_payload_ = true;
   return Status::Ok();
 }
 
+void FrameDecoder::FinishFrameIfComplete(std::vector<Frame>* out) {
+  if (!in_payload_ || payload_fill_ < current_.payload.size()) return;
+  out->push_back(std::move(current_));
+  current_ = Frame{};
+  in_payload_ = false;
+  header_fill_ = 0;
+  payload_fill_ = 0;
+}
+
+std::span<uint8_t> FrameDecoder::MissingPayload() {
+  if (failed_ || !in_payload_) return {};
+  return std::span<uint8_t>(current_.payload).subspan(payload_fill_);
+}
+
+void FrameDecoder::PayloadArrived(size_t n, std::vector<Frame>* out) {
+  payload_fill_ += std::min(n, current_.payload.size() - payload_fill_);
+  FinishFrameIfComplete(out);
+}
+
 Status FrameDecoder::Feed(std::span<const uint8_t> bytes, std::vector<Frame>* out) {
   if (failed_) return FailedPrecondition("frame decoder already failed");
-  while (!bytes.empty() || (in_payload_ && payload_fill_ == payload_size_)) {
+  while (!bytes.empty()) {
     if (!in_payload_) {
       size_t take = std::min(bytes.size(), kFrameHeaderSize - header_fill_);
       std::memcpy(header_.data() + header_fill_, bytes.data(), take);
@@ -82,27 +101,19 @@ Status FrameDecoder::Feed(std::span<const uint8_t> bytes, std::vector<Frame>* ou
         return s;
       }
     }
-    size_t take = std::min(bytes.size(), payload_size_ - payload_fill_);
-    if (take > 0)
-      current_.payload.insert(current_.payload.end(), bytes.begin(),
-                              bytes.begin() + static_cast<ptrdiff_t>(take));
+    size_t take = std::min(bytes.size(), current_.payload.size() - payload_fill_);
+    if (take > 0) std::memcpy(current_.payload.data() + payload_fill_, bytes.data(), take);
     payload_fill_ += take;
     bytes = bytes.subspan(take);
-    if (payload_fill_ == payload_size_) {
-      out->push_back(std::move(current_));
-      current_ = Frame{};
-      in_payload_ = false;
-      header_fill_ = 0;
-      payload_fill_ = 0;
-      payload_size_ = 0;
-    }
+    FinishFrameIfComplete(out);
   }
   return Status::Ok();
 }
 
 std::string FrameDecoder::PartialDescription() const {
   if (in_payload_) {
-    return fmt::format("truncated frame: got {} of {} payload bytes", payload_fill_, payload_size_);
+    return fmt::format("truncated frame: got {} of {} payload bytes", payload_fill_,
+                       current_.payload.size());
   }
   return fmt::format("truncated frame: got {} of {} header bytes", header_fill_, kFrameHeaderSize);
 }

@@ -56,6 +56,15 @@ class FrameDecoder {
   // at the first bad header; the decoder is then unusable.
   Status Feed(std::span<const uint8_t> bytes, std::vector<Frame>* out);
 
+  // While a frame's payload is being received: the part of it still missing,
+  // into which the caller may read bytes straight from the stream (no copy
+  // through a read buffer) and then report them with PayloadArrived. Empty
+  // between frames and after a failure.
+  std::span<uint8_t> MissingPayload();
+  // The first `n` bytes of MissingPayload() arrived (REQUIRES: n is at most
+  // its size); appends the frame to `out` when it is complete.
+  void PayloadArrived(size_t n, std::vector<Frame>* out);
+
   // True when part of a frame has been received: the stream ending now would
   // truncate it. `PartialDescription` says how much arrived.
   bool HasPartialFrame() const { return header_fill_ > 0 || in_payload_; }
@@ -63,15 +72,15 @@ class FrameDecoder {
 
  private:
   Status StartPayload();
+  void FinishFrameIfComplete(std::vector<Frame>* out);
 
   size_t max_payload_;
   std::array<uint8_t, kFrameHeaderSize> header_{};
   size_t header_fill_ = 0;
   bool in_payload_ = false;
   bool failed_ = false;
-  Frame current_;
-  size_t payload_size_ = 0;  // of the frame being received
-  size_t payload_fill_ = 0;
+  Frame current_;            // its payload has the frame's full size from the header on
+  size_t payload_fill_ = 0;  // payload bytes received so far
 };
 
 }  // namespace copse::net

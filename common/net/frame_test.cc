@@ -3,6 +3,7 @@
 #include <capnp/message.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -22,8 +23,9 @@ std::vector<uint8_t> HeartbeatPayload(uint64_t incarnation) {
 
 std::vector<uint8_t> Wire(Protocol p, PayloadKind k, const std::vector<uint8_t>& payload) {
   auto h = EncodeFrameHeader(p, k, static_cast<uint32_t>(payload.size()));
-  std::vector<uint8_t> out(h.begin(), h.end());
-  out.insert(out.end(), payload.begin(), payload.end());
+  std::vector<uint8_t> out(h.size() + payload.size());
+  std::copy(h.begin(), h.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<ptrdiff_t>(h.size()));
   return out;
 }
 
@@ -120,6 +122,59 @@ TEST(FrameTest, TruncatedPayloadIsReported) {
   EXPECT_TRUE(frames.empty());
   ASSERT_TRUE(d.HasPartialFrame());
   EXPECT_NE(d.PartialDescription().find("payload bytes"), std::string::npos);
+}
+
+TEST(FrameTest, PayloadReadStraightIntoPlaceMixesWithFeed) {
+  // A raw frame whose header and first bytes are fed, the rest written into
+  // MissingPayload() in two pieces, then a second frame fed behind it.
+  std::vector<uint8_t> payload(300000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 7);
+  std::vector<uint8_t> wire = Wire(Protocol::kDfs, PayloadKind::kRaw, payload);
+  FrameDecoder d(1 << 20);
+  EXPECT_TRUE(d.MissingPayload().empty());
+  std::vector<Frame> frames;
+  ASSERT_TRUE(d.Feed(std::span<const uint8_t>(wire).first(kFrameHeaderSize + 1000), &frames).ok());
+  std::span<uint8_t> missing = d.MissingPayload();
+  ASSERT_EQ(missing.size(), payload.size() - 1000);
+  std::memcpy(missing.data(), payload.data() + 1000, 5000);
+  d.PayloadArrived(5000, &frames);
+  EXPECT_TRUE(frames.empty());
+  EXPECT_TRUE(d.HasPartialFrame());
+  EXPECT_NE(d.PartialDescription().find("got 6000 of 300000"), std::string::npos)
+      << d.PartialDescription();
+  missing = d.MissingPayload();
+  ASSERT_EQ(missing.size(), payload.size() - 6000);
+  std::memcpy(missing.data(), payload.data() + 6000, missing.size());
+  d.PayloadArrived(missing.size(), &frames);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].kind, PayloadKind::kRaw);
+  EXPECT_EQ(frames[0].payload, payload);
+  EXPECT_FALSE(d.HasPartialFrame());
+  EXPECT_TRUE(d.MissingPayload().empty());
+  ASSERT_TRUE(
+      d.Feed(Wire(Protocol::kCluster, PayloadKind::kMessage, HeartbeatPayload(9)), &frames).ok());
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(IncarnationOf(frames[1]), 9u);
+}
+
+TEST(FrameTest, EmptyRawFrameCompletesAtItsHeader) {
+  FrameDecoder d(1 << 20);
+  std::vector<Frame> frames;
+  ASSERT_TRUE(d.Feed(EncodeFrameHeader(Protocol::kDfs, PayloadKind::kRaw, 0), &frames).ok());
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_TRUE(frames[0].payload.empty());
+  EXPECT_FALSE(d.HasPartialFrame());
+  EXPECT_TRUE(d.MissingPayload().empty());
+}
+
+TEST(FrameTest, NothingIsOfferedForAFrameRefusedAtItsHeader) {
+  // The limit before authentication: a larger frame never gets room.
+  FrameDecoder d(4096);
+  std::vector<Frame> frames;
+  auto h = EncodeFrameHeader(Protocol::kDfs, PayloadKind::kRaw, 1u << 20);
+  EXPECT_EQ(d.Feed(h, &frames).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(d.MissingPayload().empty());
+  EXPECT_TRUE(frames.empty());
 }
 
 TEST(FrameTest, RandomPayloadsNeverCrashTheDecoder) {
