@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "client/netns.h"
 #include "common/net/auth.h"
 #include "common/net/message.h"
 #include "proto/cluster.capnp.h"
@@ -22,10 +25,13 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig&
   if (!channel.ok()) {
     Status s = channel.status();
     if (s.code() == StatusCode::kUnavailable) {
+      // A cluster started in network namespaces is started again the same way.
+      std::error_code ec;
+      bool netns = std::filesystem::exists(NetnsStatePath(config), ec);
       return Unavailable(
           fmt::format("cannot reach the master of cluster '{}': {} (is the cluster "
-                      "up? try `copse cluster up --config {}`)",
-                      config.name, s.message(), config.source.string()));
+                      "up? try `copse cluster up --config {}{}`)",
+                      config.name, s.message(), config.source.string(), netns ? " --netns" : ""));
     }
     return s;
   }

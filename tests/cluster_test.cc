@@ -141,6 +141,7 @@ TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
   CommandResult status = Copse({"cluster", "status"});
   EXPECT_EQ(status.exit_code, 1);
   EXPECT_NE(status.err.find("is the cluster up?"), std::string::npos) << status.err;
+  EXPECT_EQ(status.err.find("--netns"), std::string::npos) << status.err;
 }
 
 TEST_F(ClusterTest, SecondWorkerForALiveComputerIsRefused) {

@@ -319,6 +319,12 @@ TEST_F(NetnsTest, AfterEveryProcessCrashedUpRebuildsAndDownRemovesTheNetwork) {
   };
   ASSERT_NO_FATAL_FAILURE(UpNetns());
   kill_all();
+  // `status` reaches no master; its hint restarts the cluster the way it was started.
+  CommandResult status = Copse({"cluster", "status"});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("is the cluster up? try `copse cluster up --config"), std::string::npos)
+      << status.err;
+  EXPECT_NE(status.err.find(" --netns`"), std::string::npos) << status.err;
   // A plain `up` refuses a cluster that was started with --netns.
   EXPECT_EQ(Copse({"cluster", "up"}).exit_code, 2);
   // `up --netns` rebuilds the network of a cluster whose processes are all gone.
