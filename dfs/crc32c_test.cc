@@ -55,6 +55,36 @@ TEST(Crc32cTest, HardwareAndPortableAgreeOnLongBuffers) {
   }
 }
 
+TEST(Crc32cTest, FoldingAgreesWithLanesAndPortable) {
+  if (Crc32cBestKind() != Crc32cKind::kFold)
+    GTEST_SKIP() << "this CPU has no AVX-512 VPCLMULQDQ: the folding path is not used";
+  // Lengths around the fold's 256-byte step and 64-byte lanes, odd offsets,
+  // and a non-zero running CRC.
+  std::mt19937_64 rng(13);
+  std::vector<uint8_t> buf((1u << 20) + 4096);
+  for (auto& b : buf) b = static_cast<uint8_t>(rng());
+  for (size_t offset : {0u, 1u, 5u, 12u, 63u}) {
+    for (size_t len : {255u, 256u, 257u, 319u, 320u, 511u, 512u, 513u, 767u, 1000u, 4096u, 4099u,
+                       65536u + 17u, (1u << 20) + 4u}) {
+      std::span<const uint8_t> s(buf.data() + offset, len);
+      for (uint32_t crc : {0u, 0xFFFFFFFFu, 0x12345678u}) {
+        uint32_t portable = Crc32cPortableExtend(crc, s);
+        EXPECT_EQ(Crc32cExtendWith(Crc32cKind::kFold, crc, s), portable) << offset << " " << len;
+        EXPECT_EQ(Crc32cExtendWith(Crc32cKind::kLanes, crc, s), portable) << offset << " " << len;
+        EXPECT_EQ(Crc32cExtend(crc, s), portable) << offset << " " << len;
+      }
+    }
+  }
+  // Every single-bit flip in a folded buffer changes the value.
+  std::vector<uint8_t> data(buf.begin(), buf.begin() + 2048);
+  uint32_t good = Crc32cExtendWith(Crc32cKind::kFold, 0, data);
+  for (size_t bit = 0; bit < data.size() * 8; bit += 13) {
+    data[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    EXPECT_NE(Crc32cExtendWith(Crc32cKind::kFold, 0, data), good) << bit;
+    data[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+  }
+}
+
 TEST(Crc32cTest, ExtendEqualsWhole) {
   std::string a = "the quick brown fox ", b = "jumps over the lazy dog";
   EXPECT_EQ(Crc32cExtend(Crc32c(Bytes(a)), Bytes(b)), Crc32c(Bytes(a + b)));
