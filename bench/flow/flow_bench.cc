@@ -107,6 +107,9 @@ struct Runner {
     r["loser_ms"] = race.stats().loser_ms;
     r["adopt_ms"] = race.stats().adopt_ms;
     r["second_start_ms"] = race.stats().second_start_ms;
+    r["congestion"] = race.stats().congestion;
+    r["estimate_ms"] = race.stats().estimate_ms;
+    r["crawler_kept_out"] = race.stats().crawler_kept_out;
   }
 
   // The median of `runs` (odd count gives the middle one).

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <utility>
+#include <vector>
+
+#include "scheduler/flow/reuse.h"
 
 namespace copse::flow {
 
@@ -15,6 +19,102 @@ double Ms(Clock::time_point from, Clock::time_point to) {
 }
 
 }  // namespace
+
+// Sweeps the congestion estimate's shortest-path search makes at most.
+constexpr int kMaxSweeps = 8;
+
+CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* cancel) {
+  const auto start = Clock::now();
+  CongestionEstimate est;
+  const uint32_t n = g.node_id_bound();
+  constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
+  // Kept per thread between calls (reuse.h explains why).
+  thread_local std::vector<int64_t> dist, load;
+  thread_local std::vector<uint32_t> next, kids, queue;
+  AssignReuse(dist, n, kInf);
+  AssignReuse(next, n, kNoId);
+  int64_t total_supply = 0;
+  for (NodeId v = 0; v < n; ++v) {
+    if (!g.IsNode(v)) continue;
+    if (g.supply(v) > 0) total_supply += g.supply(v);
+    if (g.supply(v) < 0) dist[v] = 0;
+  }
+  auto done = [&](double congestion) {
+    est.congestion = congestion;
+    est.ms = Ms(start, Clock::now());
+    return est;
+  };
+  if (total_supply == 0) return done(-1);
+  // Path lengths stay below 2^62 when |cost| * (nodes + 1) < 2^61.
+  const int64_t cost_limit = (int64_t{1} << 61) / (int64_t{g.node_count()} + 1);
+  // Bellman-Ford backwards from the deficits over the arcs with room, in
+  // sweeps over the arc array (sequential memory, unlike the adjacency
+  // lists), alternating the direction; graphs built in layers (as the Quincy
+  // graph is) settle in a few sweeps.
+  const ArcId m = g.arc_id_bound();
+  bool converged = false;
+  auto relax = [&](ArcId a, bool& changed) {
+    if (!g.IsArc(a) || g.capacity(a) <= 0) return true;
+    const int64_t c = g.cost(a);
+    if (c > cost_limit || c < -cost_limit) return false;
+    const NodeId w = g.head(a), v = g.tail(a);
+    if (dist[w] == kInf || v == w) return true;
+    const int64_t d = dist[w] + c;
+    if (d < dist[v]) {
+      dist[v] = d;
+      next[v] = a;
+      changed = true;
+    }
+    return true;
+  };
+  for (int sweep = 0; sweep < kMaxSweeps && !converged; ++sweep) {
+    if (IsCancelled(cancel)) return done(-1);
+    bool changed = false;
+    if (sweep % 2 == 0) {
+      for (ArcId a = 0; a < m; ++a) {
+        if (!relax(a, changed)) return done(-1);
+      }
+    } else {
+      for (ArcId a = m; a-- > 0;) {
+        if (!relax(a, changed)) return done(-1);
+      }
+    }
+    converged = !changed;
+  }
+  if (!converged) return done(-1);
+  // Push the supply down the shortest-path forest, leaves first (Kahn's
+  // order), keeping what each arc's capacity and each deficit's demand allow.
+  AssignReuse(kids, n, 0u);
+  AssignReuse(load, n, int64_t{0});
+  for (NodeId v = 0; v < n; ++v) {
+    if (next[v] != kNoId) ++kids[g.head(next[v])];
+  }
+  queue.clear();
+  uint32_t live = 0;
+  for (NodeId v = 0; v < n; ++v) {
+    if (!g.IsNode(v)) continue;
+    ++live;
+    load[v] = std::max<int64_t>(0, g.supply(v));
+    if (kids[v] == 0) queue.push_back(v);
+  }
+  int64_t diverted = 0;
+  for (size_t qi = 0; qi < queue.size(); ++qi) {
+    const NodeId v = queue[qi];
+    int64_t units = load[v];
+    if (g.supply(v) < 0) units -= std::min(units, -g.supply(v));
+    if (next[v] == kNoId) {
+      diverted += units;
+      continue;
+    }
+    const int64_t pass = std::min(units, g.capacity(next[v]));
+    diverted += units - pass;
+    const NodeId parent = g.head(next[v]);
+    load[parent] += pass;
+    if (--kids[parent] == 0) queue.push_back(parent);
+  }
+  if (queue.size() != live) return done(-1);  // a cycle of predecessors
+  return done(static_cast<double>(diverted) / static_cast<double>(total_supply));
+}
 
 RacingSolver::RacingSolver(std::string name, std::unique_ptr<FlowSolver> first,
                            std::unique_ptr<FlowSolver> second, RaceOptions options)
@@ -90,20 +190,53 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   // The first contestant runs here, the second on the helper thread: at
   // once, or (hedged, with a leader) only if the first has not answered by
   // the deadline.
-  const bool hedged = options_.hedge_factor > 0 && leader_ >= 0;
-  const int first = hedged ? leader_ : 0;
+  bool hedged = options_.hedge_factor > 0 && leader_ >= 0;
+  int first = hedged ? leader_ : 0;
+  double delay_ms =
+      hedged ? std::max(options_.hedge_min_ms, options_.hedge_factor * leader_ms_) : 0.0;
+  const int crawler = options_.hedge_factor > 0 ? options_.crawler : -1;
+  bool start_second = true;
+  if (crawler >= 0 && !hedged) {
+    // No leader yet: the congestion estimate picks one.
+    CongestionEstimate est = EstimateCongestion(graph, cancel);
+    stats_.congestion = est.congestion;
+    stats_.estimate_ms = est.ms;
+    if (est.congestion >= options_.congestion_threshold) {
+      first = 1 - crawler;
+      start_second = false;
+      stats_.crawler_kept_out = true;
+    } else if (est.congestion >= 0) {
+      first = crawler;
+      hedged = true;
+      delay_ms = std::max(options_.hedge_min_ms, options_.join_after_estimates * est.ms);
+    }
+  }
   const int second = 1 - first;
-  const auto delay = std::chrono::duration<double, std::milli>(
-      hedged ? std::max(options_.hedge_min_ms, options_.hedge_factor * leader_ms_) : 0.0);
+  // A late-joining crawler first checks the problem is not congested.
+  const bool check_congestion = hedged && second == crawler && stats_.congestion < 0;
+  // (Capped at 10^9 ms so that the clock arithmetic cannot overflow.)
+  const auto delay = std::chrono::duration<double, std::milli>(std::min(delay_ms, 1e9));
   double second_start_ms = -1;
+  CongestionEstimate late;
+  bool kept_out_late = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_done_ = false;
     first_done_ = false;
     job_ = [&, second] {
+      if (!start_second) return;
       if (hedged) {
         std::unique_lock<std::mutex> wait_lock(mu_);
         if (cv_.wait_for(wait_lock, delay, [this] { return first_done_ || stop_; })) return;
+      }
+      if (check_congestion) {
+        // Cancelled with the crawler's flag when the leader answers first.
+        late = EstimateCongestion(graph, &stop[second]);
+        if (IsCancelled(&stop[second])) return;
+        if (late.congestion >= options_.congestion_threshold) {
+          kept_out_late = true;
+          return;
+        }
       }
       second_start_ms = Ms(start, Clock::now());
       run(second);
@@ -118,6 +251,11 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
     cv_.wait(lock, [this] { return job_done_; });
   }
   stats_.second_start_ms = second_start_ms;
+  if (check_congestion && late.ms > 0) {
+    stats_.congestion = late.congestion;
+    stats_.estimate_ms = late.ms;
+    stats_.crawler_kept_out = kept_out_late;
+  }
   int w = winner.load();
   if (w < 0) return Cancelled("solve cancelled");
   stats_.winner_ms = Ms(start, done_at[w]);

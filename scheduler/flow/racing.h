@@ -17,6 +17,16 @@
 // joins late and wins, and leads from then on. The first race starts both,
 // unless RaceOptions::first_leader is set: then that contestant starts alone
 // and the other joins after first_delay_ms.
+//
+// With RaceOptions::crawler set (the default race: relaxation), the racer
+// keeps that contestant away from problems it is known to crawl on. Before a
+// race without a leader, and before the crawler would join a hedged race
+// late, it estimates the graph's congestion (EstimateCongestion below). At
+// or above congestion_threshold the crawler does not run at all; below it,
+// the crawler leads the first race alone and the other contestant joins
+// after join_after_estimates times the estimate's own running time (a
+// scale-free yardstick: the estimate is about one pass of shortest paths
+// over the graph). docs/flow.md has the reasoning and the measurements.
 // Thread-safety: one caller at a time; the contestants only read the graph.
 #pragma once
 
@@ -45,17 +55,43 @@ struct RaceOptions {
   // has been won, and how long it runs alone then; -1: both start at once.
   int first_leader = -1;
   double first_delay_ms = 0;
+  // Hedged races only: the contestant (0 or 1) known to crawl on congested
+  // problems; -1: no congestion estimate.
+  int crawler = -1;
+  double congestion_threshold = 0.1;
+  double join_after_estimates = 128;
 };
+
+// How congested a problem is: route every unit of supply along its cheapest
+// path to a deficit as if no arc had a capacity (shortest paths by label
+// correcting backwards from the deficits, so negative costs are fine), then
+// push the supply down that shortest-path forest with the capacities back
+// in. `congestion` is the fraction of the supply that cannot follow its
+// cheapest path (blocked by a capacity on it, or beyond its deficit's
+// demand, or with no path at all): 0 when every unit can go its own
+// cheapest way, near 1 when almost all must be diverted and the problem's
+// prices must separate many competing units. -1 when unknown: no supply,
+// costs too large for 64-bit path lengths, or the search (Bellman-Ford in
+// sweeps over the arc array) has not settled after 8 sweeps (a negative
+// cycle, or shortest paths whose arcs lie against the arc order many times).
+struct CongestionEstimate {
+  double congestion = -1;
+  double ms = 0;  // time the estimate took
+};
+CongestionEstimate EstimateCongestion(const FlowGraph& graph, const CancelFlag* cancel);
 
 class RacingSolver final : public FlowSolver {
  public:
   // Timings of the last solve, for benchmarks.
   struct Stats {
-    bool raced = false;           // false: the solo contestant solved alone
-    double winner_ms = 0;         // the winner's Solve
-    double loser_ms = 0;          // from the winner's answer until the loser returned
-    double adopt_ms = 0;          // the loser adopting the winner's solution
-    double second_start_ms = -1;  // when the hedged second contestant started; -1: never
+    bool raced = false;             // false: the solo contestant solved alone
+    double winner_ms = 0;           // the winner's Solve
+    double loser_ms = 0;            // from the winner's answer until the loser returned
+    double adopt_ms = 0;            // the loser adopting the winner's solution
+    double second_start_ms = -1;    // when the hedged second contestant started; -1: never
+    double congestion = -1;         // the congestion estimate made for this solve; -1: none
+    double estimate_ms = 0;         // the time it took
+    bool crawler_kept_out = false;  // the crawler did not run because of it
   };
 
   RacingSolver(std::string name, std::unique_ptr<FlowSolver> first,

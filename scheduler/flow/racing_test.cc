@@ -134,5 +134,108 @@ TEST(RacingSolverTest, CancellingTheCallerCancelsAHedgedRace) {
   EXPECT_EQ(race.Solve(g, &sol, &cancel).code(), StatusCode::kCancelled);
 }
 
+// `units` supplies of one unit whose cheapest way to the deficit is one arc
+// of capacity `cheap_capacity`; the others pay 100 per unit on their own arcs.
+FlowGraph Funnel(int units, int64_t cheap_capacity) {
+  FlowGraph g;
+  NodeId sink = g.AddNode(-units);
+  NodeId hub = g.AddNode(0);
+  g.AddArc(hub, sink, cheap_capacity, 0);
+  for (int i = 0; i < units; ++i) {
+    NodeId t = g.AddNode(1);
+    g.AddArc(t, hub, 1, 1);
+    g.AddArc(t, sink, 1, 100);
+  }
+  return g;
+}
+
+TEST(RacingSolverTest, CongestionEstimateCountsUnitsThatLeaveTheirCheapestPath) {
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 10), nullptr).congestion, 0.0);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 1), nullptr).congestion, 0.9);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 6), nullptr).congestion, 0.4);
+  // No path at all: every unit is diverted.
+  FlowGraph lost;
+  lost.AddNode(2);
+  lost.AddNode(-2);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(lost, nullptr).congestion, 1.0);
+  // No supply: unknown.
+  FlowGraph empty;
+  empty.AddNode(0);
+  EXPECT_LT(EstimateCongestion(empty, nullptr).congestion, 0);
+  // A negative cycle never settles: unknown.
+  FlowGraph cycle;
+  NodeId s = cycle.AddNode(1), t = cycle.AddNode(-1), u = cycle.AddNode(0);
+  cycle.AddArc(s, t, 1, 1);
+  cycle.AddArc(t, u, 1, -5);
+  cycle.AddArc(u, t, 1, 1);
+  EXPECT_LT(EstimateCongestion(cycle, nullptr).congestion, 0);
+}
+
+TEST(RacingSolverTest, CongestedProblemsKeepTheCrawlerOut) {
+  auto* crawler = new ScriptedSolver("crawler", {});  // would block if started
+  auto* other = new ScriptedSolver("other", {true, true});
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.hedge_min_ms = 0;
+  o.crawler = 0;
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(crawler),
+                    std::unique_ptr<FlowSolver>(other), o);
+  FlowGraph g = Funnel(40, 2);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "other");
+  EXPECT_TRUE(race.stats().crawler_kept_out);
+  EXPECT_NEAR(race.stats().congestion, 0.95, 1e-9);
+  EXPECT_EQ(crawler->calls(), 0);
+  EXPECT_EQ(crawler->adopted(), 1);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+  // Hedged now, with `other` leading: whether or not the deadline passes
+  // before it answers, the crawler must not start on this problem.
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "other");
+  EXPECT_EQ(crawler->calls(), 0);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
+TEST(RacingSolverTest, UncongestedProblemsLetTheCrawlerLead) {
+  auto* crawler = new ScriptedSolver("crawler", {true});
+  auto* other = new ScriptedSolver("other", {});  // would block if started
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.crawler = 0;
+  o.join_after_estimates = 1e12;  // the other never joins in this test
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(crawler),
+                    std::unique_ptr<FlowSolver>(other), o);
+  FlowGraph g = Funnel(40, 40);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "crawler");
+  EXPECT_FALSE(race.stats().crawler_kept_out);
+  EXPECT_DOUBLE_EQ(race.stats().congestion, 0.0);
+  EXPECT_LT(race.stats().second_start_ms, 0);
+  EXPECT_EQ(other->calls(), 0);
+  EXPECT_EQ(other->adopted(), 1);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
+TEST(RacingSolverTest, ACrawlingLeaderOnAnUncongestedProblemIsJoinedByTheOther) {
+  auto* crawler = new ScriptedSolver("crawler", {false});
+  auto* other = new ScriptedSolver("other", {true});
+  RaceOptions o;
+  o.hedge_factor = 1;
+  o.hedge_min_ms = 0;
+  o.crawler = 0;
+  o.join_after_estimates = 0;  // join at once
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(crawler),
+                    std::unique_ptr<FlowSolver>(other), o);
+  FlowGraph g = Funnel(40, 40);
+  FlowSolution sol;
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "other");
+  EXPECT_GE(race.stats().second_start_ms, 0);
+  EXPECT_EQ(crawler->calls(), 1);
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+}
+
 }  // namespace
 }  // namespace copse::flow

@@ -70,6 +70,9 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     // costs (c) from scratch (docs/flow.md, run 3b).
     if (name == "race") race.solo_below_arcs = kSoloBelowArcs;
     race.solo = 1;
+    // Relaxation (contestant 0) crawls on congested problems: the hedged
+    // races keep it out of them (racing.h, docs/flow.md run 4).
+    race.crawler = 0;
     return std::unique_ptr<FlowSolver>(new RacingSolver(
         std::string(name), std::make_unique<RelaxationSolver>(), incremental(Engine::kAuto), race));
   }
