@@ -21,6 +21,7 @@
 #include "bench/flow/quincy_workload.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/incremental.h"
+#include "scheduler/flow/local_ssp.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/solvers.h"
@@ -61,6 +62,21 @@ flow::lemon_ref::Algorithm LemonAlg(const std::string& s) {
   if (s == "cs") return flow::lemon_ref::Algorithm::kCostScaling;
   if (s == "caps") return flow::lemon_ref::Algorithm::kCapacityScaling;
   return flow::lemon_ref::Algorithm::kNetworkSimplex;
+}
+
+// The registry's solvers, plus variants of incremental_local with one of its
+// repair steps off, for measuring what each step buys.
+std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
+  flow::LocalSspOptions o;
+  if (name == "incremental_local_noretract") {
+    o.retract_deficits = false;
+    return std::make_unique<flow::LocalSspSolver>(o);
+  }
+  if (name == "incremental_local_nopull") {
+    o.pull_potentials = false;
+    return std::make_unique<flow::LocalSspSolver>(o);
+  }
+  return flow::MakeSolver(name).value();
 }
 
 struct Runner {
@@ -190,7 +206,7 @@ struct Runner {
     // its own: a fresh one would charge first-touch page faults to the solve.
     std::vector<flow::FlowSolution> sols(opt.incremental.size());
     for (const std::string& name : opt.incremental) {
-      inc.push_back(flow::MakeSolver(name).value());
+      inc.push_back(MakeBenchSolver(name));
     }
     for (int step = 0; step <= opt.steps && !inc.empty(); ++step) {
       if (step > 0) {
@@ -222,6 +238,24 @@ struct Runner {
           r["excess_units"] = s->stats().excess_units;
           r["phases"] = s->stats().phases;
           r["settled"] = s->stats().settled;
+          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
+        }
+        if (auto* s = dynamic_cast<flow::LocalSspSolver*>(inc[i].get())) {
+          const flow::LocalSspSolver::Stats& ls = s->stats();
+          r["full_sync"] = ls.full_sync;
+          r["synced"] = ls.synced;
+          r["touched"] = ls.touched;
+          r["potential_moves"] = ls.potential_moves;
+          r["saturated_arcs"] = ls.saturated_arcs;
+          r["retracted"] = ls.retracted;
+          r["excess_units"] = ls.excess_units;
+          r["phases"] = ls.phases;
+          r["settled"] = ls.settled;
+          r["scanned"] = ls.scanned;
+          r["sync_ms"] = ls.sync_ms;
+          r["repair_ms"] = ls.repair_ms;
+          r["route_ms"] = ls.route_ms;
+          r["emit_ms"] = ls.emit_ms;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         Record(r);

@@ -2,7 +2,8 @@
 # Runs the min-cost-flow measurements quoted in docs/flow.md, one scale at a
 # time, each capped in wall time. Usage: bench/flow/measure.sh OUTDIR [SCALES...]
 # (default scales: a b c cmem d e; cmem = scale c with the default solver alone,
-# for its peak memory). Needs `scripts/build.sh release copse copse-bench-flow`.
+# for its peak memory; ainc binc cinc = incremental solvers only, run 4).
+# Needs `scripts/build.sh release copse copse-bench-flow`.
 # From-scratch times at a and b are the median of 3 runs (--repeat 3), Copse
 # and LEMON alike; larger scales run once.
 set -uo pipefail
@@ -28,6 +29,14 @@ for s in "${scales[@]}"; do
              --incremental race,race_always,incremental_cs) ;;
     e) args=(--scale e --steps 3 --lemon ns,cs --scratch cost_scaling,race
              --incremental race,incremental_cs) ;;
+    # Incremental solvers only (run 4): the persistent incremental_local next to
+    # the solvers it is compared with, in the same process.
+    ainc) args=(--scale a --steps 100 --scratch none --lemon none
+                --incremental race,incremental_local,incremental,incremental_auto,incremental_cs) ;;
+    binc) args=(--scale b --steps 10 --scratch none --lemon none
+                --incremental race,incremental_local,incremental,incremental_cs) ;;
+    cinc) args=(--scale c --steps 3 --scratch none --lemon none
+                --incremental race,incremental_local,relaxation) ;;
     *) echo "unknown scale $s" >&2; exit 2 ;;
   esac
   echo "== $s: copse bench flow ${args[*]} --json $out/$s.json  ($(date -u +%H:%M:%S), $(cut -d' ' -f1-3 /proc/loadavg))"

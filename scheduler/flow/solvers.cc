@@ -2,6 +2,7 @@
 
 #include "scheduler/flow/cost_scaling.h"
 #include "scheduler/flow/incremental.h"
+#include "scheduler/flow/local_ssp.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/relaxation.h"
 #include "scheduler/flow/ssp.h"
@@ -19,6 +20,7 @@ std::vector<std::string> SolverNames() {
           "incremental_auto",
           "incremental_relax",
           "incremental_cs_local",
+          "incremental_local",
           "cost_scaling",
           "cost_scaling_wide",
           "relaxation",
@@ -57,6 +59,7 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     o.local_cost_scaling = true;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   }
+  if (name == "incremental_local") return std::unique_ptr<FlowSolver>(new LocalSspSolver());
   if (name == "race" || name == "race_always" || name == "race_hedged") {
     // Firmament's pair. `race` solves graphs below kSoloBelowArcs with the
     // incremental contestant alone (successive shortest paths there) and

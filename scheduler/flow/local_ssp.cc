@@ -1,0 +1,778 @@
+#include "scheduler/flow/local_ssp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "scheduler/flow/residual_net.h"
+#include "scheduler/flow/reuse.h"
+
+namespace copse::flow {
+
+namespace {
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Grows `v` to at least `n` entries (new ones = value), keeping capacity with slack.
+template <typename T>
+void GrowTo(std::vector<T>& v, size_t n, const T& value) {
+  if (v.size() >= n) return;
+  ReserveWithSlack(v, n);
+  v.resize(n, value);
+}
+
+Wide Abs(Wide v) { return v < 0 ? -v : v; }
+
+}  // namespace
+
+void LocalSspSolver::Resize(const FlowGraph& g) {
+  const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
+  GrowTo(flow_, arcs, int64_t{0});
+  GrowTo(arcs_, arcs, ArcCopy{});
+  GrowTo(pot_, nodes, int64_t{0});
+  GrowTo(excess_, nodes, int64_t{0});
+  GrowTo(supply_, nodes, int64_t{0});
+  GrowTo(node_alive_, nodes, uint8_t{0});
+  GrowTo(touch_mark_, nodes, 0u);
+  GrowTo(level_, nodes, int32_t{-1});
+  GrowTo(fin_first_, nodes, kNoId);
+  GrowTo(fin_next_, arcs, kNoId);
+  GrowTo(fin_prev_, arcs, kNoId);
+  GrowTo(level_mark_, nodes, 0u);
+  GrowTo(cur_, nodes, kNoId);
+  GrowTo(cur_back_, nodes, uint8_t{0});
+  GrowTo(dist_, nodes, int64_t{0});
+  GrowTo(seen_, nodes, 0u);
+  GrowTo(done_, nodes, 0u);
+}
+
+void LocalSspSolver::NoteCost(int64_t cost) {
+  int64_t c = cost == kMin ? kMax : std::abs(cost);
+  max_abs_cost_ = std::max(max_abs_cost_, c);
+}
+
+void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
+  Resize(g);
+  cost_ = capacity_ = supply_sum_ = abs_supply_ = 0;
+  max_abs_cost_ = 0;
+  max_exact_ = true;
+  pending_.clear();
+  std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
+  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
+    const bool live = g.IsNode(n);
+    node_alive_[n] = live;
+    supply_[n] = live ? g.supply(n) : 0;
+    excess_[n] = supply_[n];
+    pot_[n] = live && n < sol.potential.size() ? sol.potential[n] : 0;
+    supply_sum_ += supply_[n];
+    abs_supply_ += Abs(supply_[n]);
+  }
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    ArcCopy& c = arcs_[a];
+    if (!g.IsArc(a)) {
+      c = ArcCopy{};
+      flow_[a] = 0;
+      continue;
+    }
+    c = ArcCopy{g.cost(a), g.capacity(a), g.tail(a), g.head(a), true};
+    NoteCost(c.cost);
+    capacity_ += c.capacity;
+    int64_t f = a < sol.flow.size() ? std::clamp<int64_t>(sol.flow[a], 0, c.capacity) : 0;
+    if (c.tail == c.head) f = c.cost < 0 ? c.capacity : 0;
+    flow_[a] = f;
+    if (f > 0 && c.tail != c.head) LinkFlow(a);
+    cost_ += Wide{f} * c.cost;
+    excess_[c.tail] -= f;
+    excess_[c.head] += f;
+  }
+  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
+    if (excess_[n] > 0) Pend(n);
+  }
+  revision_ = g.revision();
+  has_state_ = true;
+  repair_all_ = false;
+}
+
+void LocalSspSolver::Adopt(const FlowGraph& g, const FlowSolution& solution) {
+  LoadSolution(g, solution);
+}
+
+void LocalSspSolver::Touch(NodeId n) {
+  if (touch_mark_[n] != epoch_) {
+    touch_mark_[n] = epoch_;
+    touched_.push_back(n);
+  }
+}
+
+void LocalSspSolver::LinkFlow(ArcId a) {
+  NodeId h = arcs_[a].head;
+  fin_prev_[a] = kNoId;
+  fin_next_[a] = fin_first_[h];
+  if (fin_first_[h] != kNoId) fin_prev_[fin_first_[h]] = a;
+  fin_first_[h] = a;
+}
+
+// Leaves fin_next_[a] as it was, so that a scan standing on `a` goes on.
+void LocalSspSolver::UnlinkFlow(ArcId a) {
+  NodeId h = arcs_[a].head;
+  if (fin_prev_[a] != kNoId) {
+    fin_next_[fin_prev_[a]] = fin_next_[a];
+  } else {
+    fin_first_[h] = fin_next_[a];
+  }
+  if (fin_next_[a] != kNoId) fin_prev_[fin_next_[a]] = fin_prev_[a];
+}
+
+void LocalSspSolver::SetFlow(ArcId a, int64_t f) {
+  ArcCopy& c = arcs_[a];
+  int64_t d = f - flow_[a];
+  if (d == 0) return;
+  if (c.tail != c.head) {
+    if (flow_[a] == 0) LinkFlow(a);
+    if (f == 0) UnlinkFlow(a);
+  }
+  flow_[a] = f;
+  cost_ += Wide{d} * c.cost;
+  if (c.tail == c.head) return;
+  excess_[c.tail] -= d;
+  excess_[c.head] += d;
+  Pend(c.head);
+  Pend(c.tail);
+}
+
+void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
+  ++stats_.synced;
+  ArcCopy& c = arcs_[a];
+  const bool live = g.IsArc(a);
+  if (c.alive && (!live || g.tail(a) != c.tail || g.head(a) != c.head)) {
+    SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
+    capacity_ -= c.capacity;
+    if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
+    c = ArcCopy{};
+  }
+  if (!live) return;
+  if (!c.alive) {
+    c = ArcCopy{g.cost(a), g.capacity(a), g.tail(a), g.head(a), true};
+    flow_[a] = 0;
+    capacity_ += c.capacity;
+    NoteCost(c.cost);
+    if (c.tail == c.head) {
+      SetFlow(a, c.cost < 0 ? c.capacity : 0);
+    } else {
+      check_.push_back(a);
+    }
+    return;
+  }
+  if (g.cost(a) != c.cost) {
+    if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
+    cost_ += Wide{flow_[a]} * (Wide{g.cost(a)} - c.cost);
+    c.cost = g.cost(a);
+    NoteCost(c.cost);
+  }
+  if (g.capacity(a) != c.capacity) {
+    capacity_ += Wide{g.capacity(a)} - c.capacity;
+    c.capacity = g.capacity(a);
+    if (flow_[a] > c.capacity) SetFlow(a, c.capacity);
+  }
+  if (c.tail == c.head) {
+    SetFlow(a, c.cost < 0 ? c.capacity : 0);
+  } else {
+    check_.push_back(a);
+  }
+}
+
+void LocalSspSolver::SyncNode(const FlowGraph& g, NodeId n) {
+  ++stats_.synced;
+  const bool live = g.IsNode(n);
+  if (node_alive_[n] && !live) {
+    // Its arcs were synced (removed) first, so its excess is its supply.
+    supply_sum_ -= supply_[n];
+    abs_supply_ -= Abs(supply_[n]);
+    supply_[n] = excess_[n] = pot_[n] = 0;
+    node_alive_[n] = 0;
+    return;
+  }
+  if (!live) return;
+  if (!node_alive_[n]) {
+    node_alive_[n] = 1;
+    pot_[n] = 0;
+    fresh_.push_back(n);
+  }
+  int64_t s = g.supply(n);
+  if (s != supply_[n]) {
+    supply_sum_ += Wide{s} - supply_[n];
+    abs_supply_ += Abs(s) - Abs(supply_[n]);
+    excess_[n] += s - supply_[n];
+    supply_[n] = s;
+    Pend(n);
+  }
+}
+
+Status LocalSspSolver::CheckMagnitudes(const FlowGraph& g) {
+  const int64_t limit = kMaxCostTimesNodes / (int64_t{g.node_count()} + 1);
+  if (max_abs_cost_ > limit && !max_exact_) {
+    max_abs_cost_ = 0;
+    for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+      if (arcs_[a].alive) NoteCost(arcs_[a].cost);
+    }
+    max_exact_ = true;
+  }
+  if (max_abs_cost_ > limit) {
+    return InvalidArgument("arc costs up to " + std::to_string(max_abs_cost_) +
+                           " are too large for a graph of " + std::to_string(g.node_count()) +
+                           " nodes (|cost| * (nodes + 1) must stay below 2^60)");
+  }
+  if (capacity_ + abs_supply_ > kMaxTotalCapacity) {
+    return InvalidArgument("capacities and supplies sum beyond 2^62");
+  }
+  if (supply_sum_ != 0) {
+    return Infeasible("supplies sum to " + WideToString(supply_sum_) + ", not 0");
+  }
+  return Status::Ok();
+}
+
+// Saturates whichever residual direction of arc `a` has a negative reduced cost.
+void LocalSspSolver::FixArc(const FlowGraph& g, ArcId a) {
+  (void)g;
+  const ArcCopy& c = arcs_[a];
+  if (c.tail == c.head) return;
+  int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
+  if (rc < 0 && flow_[a] < c.capacity) {
+    SetFlow(a, c.capacity);
+    ++stats_.saturated_arcs;
+  } else if (rc > 0 && flow_[a] > 0) {
+    SetFlow(a, 0);
+    ++stats_.saturated_arcs;
+  }
+}
+
+bool LocalSspSolver::Violated(ArcId a) const {
+  const ArcCopy& c = arcs_[a];
+  if (!c.alive || c.tail == c.head) return false;
+  int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
+  return (rc < 0 && flow_[a] < c.capacity) || (rc > 0 && flow_[a] > 0);
+}
+
+// The interval of potentials for `u` under which every residual arc at `u`
+// has a non-negative reduced cost; `low_side` is set when the current
+// potential is below the interval's bottom.
+void LocalSspSolver::Interval(const FlowGraph& g, NodeId u, int64_t& lower, int64_t& upper,
+                              bool& low_side) const {
+  upper = kMax;
+  lower = kMin;
+  for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+    NodeId v = g.head(a);
+    if (v == u) continue;
+    int64_t x = g.cost(a) + pot_[v];
+    if (flow_[a] < g.capacity(a)) upper = std::min(upper, x);  // forward: pot[u] <= x
+    if (flow_[a] > 0) lower = std::max(lower, x);              // backward: pot[u] >= x
+  }
+  for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
+    NodeId v = g.tail(a);
+    if (v == u) continue;
+    int64_t x = pot_[v] - g.cost(a);
+    if (flow_[a] < g.capacity(a)) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
+    if (flow_[a] > 0) upper = std::min(upper, x);              // backward u->v: pot[u] <= x
+  }
+  low_side = lower != kMin && pot_[u] < lower;
+}
+
+void LocalSspSolver::Repair(const FlowGraph& g) {
+  int64_t lower, upper;
+  bool low_side;
+  // New nodes take the top of their interval (a new task: its cheapest arc).
+  for (NodeId u : fresh_) {
+    if (!node_alive_[u]) continue;
+    Interval(g, u, lower, upper, low_side);
+    if (lower > upper) continue;
+    pot_[u] = upper != kMax ? upper : (lower != kMin ? lower : pot_[u]);
+  }
+  // Only a changed arc can be violated (flow and potentials of the others
+  // did not change); one of its ends, the one with fewer arcs, moves.
+  violated_.clear();
+  for (ArcId a : check_) {
+    if (!Violated(a)) continue;
+    violated_.push_back(a);
+    const ArcCopy& c = arcs_[a];
+    Touch(g.out_degree(c.tail) + g.in_degree(c.tail) <= g.out_degree(c.head) + g.in_degree(c.head)
+              ? c.tail
+              : c.head);
+  }
+  if (options_.pull_potentials) {
+    for (NodeId n : pending_) {
+      if (n < node_alive_.size() && node_alive_[n] && excess_[n] != 0 &&
+          g.out_degree(n) + g.in_degree(n) <= kPullDegree) {
+        Touch(n);
+      }
+    }
+  }
+  // Moving a node's potential inside its interval keeps every arc at it
+  // satisfied, so the moves below never create a violation. A node that a
+  // rising cost pushed below its interval goes to the top, leaving slack for
+  // the next rise (reduced-cost path lengths between other nodes do not
+  // depend on it).
+  for (NodeId u : touched_) {
+    if (!node_alive_[u]) continue;
+    Interval(g, u, lower, upper, low_side);
+    if (lower > upper) continue;
+    const int64_t pu = pot_[u];
+    int64_t p = pu;
+    if (pu < lower) {
+      p = upper != kMax ? upper : lower;
+    } else if (pu > upper) {
+      p = upper;
+    }
+    if (options_.pull_potentials) {
+      if (excess_[u] < 0 && lower != kMin) p = lower;
+      if (excess_[u] > 0 && upper != kMax) p = upper;
+    }
+    if (p != pu) {
+      pot_[u] = p;
+      ++stats_.potential_moves;
+    }
+  }
+  for (ArcId a : violated_) FixArc(g, a);
+  if (options_.retract_deficits) RetractDeficits(g);
+}
+
+// A deficit left where flow used to arrive (a finished task's computer, a
+// task whose arc was saturated) is moved downstream by taking flow off an
+// arc that carries flow out of the node, when the node's potential can then
+// take a value that keeps every arc at it satisfied. Repeated, this carries
+// a finished task's deficit to the sink, which new tasks reach within a hop
+// or two, instead of leaving shortest-path searches to find it far away.
+void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
+  work_.clear();
+  for (NodeId n : pending_) {
+    if (n < node_alive_.size() && node_alive_[n] && excess_[n] < 0) work_.push_back(n);
+  }
+  while (!work_.empty()) {
+    NodeId u = work_.back();
+    work_.pop_back();
+    if (!node_alive_[u] || excess_[u] >= 0 || g.out_degree(u) + g.in_degree(u) > kPullDegree) {
+      continue;
+    }
+    bool moved = true;
+    while (moved && excess_[u] < 0) {
+      moved = false;
+      // The bounds on u's potential: upper, and the two largest lower bounds
+      // with the arc of the largest (it goes when that arc's flow does).
+      int64_t upper = kMax, low1 = kMin, low2 = kMin;
+      ArcId low1_arc = kNoId;
+      auto add_lower = [&](int64_t x, ArcId a) {
+        if (x > low1) {
+          low2 = low1;
+          low1 = x;
+          low1_arc = a;
+        } else if (x > low2) {
+          low2 = x;
+        }
+      };
+      for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+        NodeId v = g.head(a);
+        if (v == u) continue;
+        int64_t x = g.cost(a) + pot_[v];
+        if (flow_[a] < g.capacity(a)) upper = std::min(upper, x);
+        if (flow_[a] > 0) add_lower(x, a);
+      }
+      for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
+        NodeId v = g.tail(a);
+        if (v == u) continue;
+        int64_t x = pot_[v] - g.cost(a);
+        if (flow_[a] < g.capacity(a)) add_lower(x, kNoId);
+        if (flow_[a] > 0) upper = std::min(upper, x);
+      }
+      for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+        NodeId v = g.head(a);
+        if (v == u || flow_[a] <= 0) continue;
+        const int64_t x = g.cost(a) + pot_[v];
+        const int64_t delta = std::min(flow_[a], -excess_[u]);
+        const bool still = flow_[a] > delta;
+        int64_t lo = low1_arc == a ? low2 : low1;
+        if (still) lo = std::max(lo, x);
+        int64_t hi = std::min(upper, x);
+        if (lo > hi) continue;
+        pot_[u] = std::clamp(pot_[u], lo, hi);
+        SetFlow(a, flow_[a] - delta);
+        ++stats_.retracted;
+        work_.push_back(v);
+        moved = true;
+        break;  // the bounds changed: recompute them
+      }
+    }
+  }
+}
+
+bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel) {
+  if (++stamp_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0u);
+    std::fill(done_.begin(), done_.end(), 0u);
+    stamp_ = 1;
+  }
+  heap_.clear();
+  settled_list_.clear();
+  auto cmp = std::greater<>();
+  for (NodeId s : sources_) {
+    dist_[s] = 0;
+    seen_[s] = stamp_;
+    heap_.emplace_back(0, s);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  int64_t reached = 0, radius = 0;
+  auto relax = [&](NodeId v, int64_t nd) {
+    if (done_[v] == stamp_) return;
+    if (seen_[v] != stamp_ || nd < dist_[v]) {
+      seen_[v] = stamp_;
+      dist_[v] = nd;
+      heap_.emplace_back(nd, v);
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    }
+  };
+  uint64_t scanned = 0;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    auto [d, u] = heap_.back();
+    heap_.pop_back();
+    if (done_[u] == stamp_ || d > dist_[u]) continue;
+    done_[u] = stamp_;
+    settled_list_.push_back(u);
+    radius = d;
+    if ((settled_list_.size() & 0xffff) == 0 && IsCancelled(cancel)) break;
+    if (excess_[u] < 0) {
+      reached += -excess_[u];
+      if (reached >= total) break;
+    }
+    const int64_t du = d - pot_[u];
+    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+      ++scanned;
+      NodeId v = g.head(a);
+      if (v == u || flow_[a] >= g.capacity(a)) continue;
+      relax(v, du + g.cost(a) + pot_[v]);
+    }
+    for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
+      ++scanned;
+      NodeId v = g.tail(a);
+      if (v == u || flow_[a] <= 0) continue;
+      relax(v, du - g.cost(a) + pot_[v]);
+    }
+  }
+  stats_.settled += settled_list_.size();
+  stats_.scanned += scanned;
+  if (reached == 0) return false;
+  for (NodeId u : settled_list_) pot_[u] += radius - dist_[u];
+  return true;
+}
+
+// Residual arc `a` leaving `u` (forwards, or backwards when `back`) is
+// admissible when it has residual capacity, zero reduced cost and ends at a
+// node settled in this phase; `v` gets its other end.
+bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const {
+  if (back) {
+    v = g.tail(a);
+    return v != u && flow_[a] > 0 && done_[v] == stamp_ && pot_[v] - g.cost(a) == pot_[u];
+  }
+  v = g.head(a);
+  return v != u && flow_[a] < g.capacity(a) && done_[v] == stamp_ && g.cost(a) + pot_[v] == pot_[u];
+}
+
+// Breadth-first levels over admissible arcs from the sources; paths end at
+// the first deficit. Returns true if a deficit was reached.
+bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
+  if (++level_stamp_ == 0) {
+    std::fill(level_mark_.begin(), level_mark_.end(), 0u);
+    level_stamp_ = 1;
+  }
+  queue_.clear();
+  for (NodeId s : sources_) {
+    if (excess_[s] <= 0 || level_mark_[s] == level_stamp_) continue;
+    level_mark_[s] = level_stamp_;
+    level_[s] = 0;
+    queue_.push_back(s);
+  }
+  bool reached = false;
+  for (size_t qi = 0; qi < queue_.size(); ++qi) {
+    NodeId u = queue_[qi];
+    cur_[u] = g.first_out(u);
+    cur_back_[u] = 0;
+    if (cur_[u] == kNoId) {  // no out arcs: start in the in list
+      cur_[u] = fin_first_[u];
+      cur_back_[u] = 1;
+    }
+    if (excess_[u] < 0) {
+      reached = true;
+      continue;
+    }
+    NodeId v;
+    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+      if (Admissible(g, u, a, false, v) && level_mark_[v] != level_stamp_) {
+        level_mark_[v] = level_stamp_;
+        level_[v] = level_[u] + 1;
+        queue_.push_back(v);
+      }
+    }
+    for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
+      if (Admissible(g, u, a, true, v) && level_mark_[v] != level_stamp_) {
+        level_mark_[v] = level_stamp_;
+        level_[v] = level_[u] + 1;
+        queue_.push_back(v);
+      }
+    }
+  }
+  return reached;
+}
+
+// Augments along level-increasing admissible paths from the sources to
+// deficits until none is left (Dinic's blocking flow).
+void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
+  for (NodeId s : sources_) {
+    if (level_mark_[s] != level_stamp_ || level_[s] != 0) continue;
+    while (excess_[s] > 0) {
+      path_.clear();
+      NodeId u = s;
+      bool found = false;
+      while (true) {
+        if (u != s && excess_[u] < 0) {
+          found = true;
+          break;
+        }
+        // Advance u's current arc to the next one leading a level deeper.
+        NodeId v = kNoId;
+        bool advanced = false;
+        while (cur_[u] != kNoId) {
+          ArcId a = cur_[u];
+          bool back = cur_back_[u] != 0;
+          if (Admissible(g, u, a, back, v) && level_mark_[v] == level_stamp_ &&
+              level_[v] == level_[u] + 1) {
+            path_.push_back((uint64_t{a} << 1) | (back ? 1 : 0));
+            advanced = true;
+            break;
+          }
+          ArcId next = back ? fin_next_[a] : g.next_out(a);
+          if (next == kNoId && !back) {
+            cur_back_[u] = 1;
+            next = fin_first_[u];
+          }
+          cur_[u] = next;
+        }
+        if (advanced) {
+          u = v;
+          continue;
+        }
+        level_[u] = -2;  // dead end
+        if (path_.empty()) break;
+        uint64_t p = path_.back();
+        path_.pop_back();
+        ArcId a = static_cast<ArcId>(p >> 1);
+        u = (p & 1) != 0 ? arcs_[a].head : arcs_[a].tail;
+      }
+      if (!found) break;
+      int64_t delta = std::min(excess_[s], -excess_[u]);
+      for (uint64_t p : path_) {
+        ArcId a = static_cast<ArcId>(p >> 1);
+        delta = std::min(delta, (p & 1) != 0 ? flow_[a] : g.capacity(a) - flow_[a]);
+      }
+      for (uint64_t p : path_) {
+        ArcId a = static_cast<ArcId>(p >> 1);
+        SetFlow(a, (p & 1) != 0 ? flow_[a] - delta : flow_[a] + delta);
+      }
+    }
+  }
+}
+
+Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
+  // Sources: every pending node with a positive excess, once.
+  if (++stamp_ == 0) {
+    std::fill(seen_.begin(), seen_.end(), 0u);
+    std::fill(done_.begin(), done_.end(), 0u);
+    stamp_ = 1;
+  }
+  sources_.clear();
+  for (NodeId n : pending_) {
+    if (n < node_alive_.size() && node_alive_[n] && excess_[n] > 0 && seen_[n] != stamp_) {
+      seen_[n] = stamp_;
+      sources_.push_back(n);
+    }
+  }
+  pending_.clear();
+  for (NodeId s : sources_) stats_.excess_units += excess_[s];
+  Status result = Status::Ok();
+  while (true) {
+    int64_t total = 0;
+    size_t k = 0;
+    for (NodeId s : sources_) {
+      if (excess_[s] > 0) {
+        sources_[k++] = s;
+        total += excess_[s];
+      }
+    }
+    sources_.resize(k);
+    if (k == 0) break;
+    if (IsCancelled(cancel)) {
+      result = Cancelled("solve cancelled");
+      break;
+    }
+    ++stats_.phases;
+    if (!Dijkstra(g, total, cancel)) {
+      result = Infeasible("no feasible flow: some supply cannot reach any demand");
+      break;
+    }
+    if (IsCancelled(cancel)) {
+      result = Cancelled("solve cancelled");
+      break;
+    }
+    while (BuildLevels(g)) BlockingFlow(g);
+  }
+  // What is left (cancelled or infeasible) is routed by a later solve.
+  pending_.clear();
+  for (NodeId s : sources_) {
+    if (excess_[s] > 0) Pend(s);
+  }
+  return result;
+}
+
+Status LocalSspSolver::Emit(const FlowGraph& g, FlowSolution* out) {
+  if (!FitsInt64(cost_)) {
+    return InvalidArgument("the optimal cost " + WideToString(cost_) + " does not fit in 64 bits");
+  }
+  const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
+  ReserveWithSlack(out->flow, arcs);
+  out->flow.resize(arcs);
+  if (arcs > 0) std::memcpy(out->flow.data(), flow_.data(), arcs * sizeof(int64_t));
+  ReserveWithSlack(out->potential, nodes);
+  out->potential.resize(nodes);
+  if (nodes > 0) std::memcpy(out->potential.data(), pot_.data(), nodes * sizeof(int64_t));
+  out->cost = static_cast<int64_t>(cost_);
+  return Status::Ok();
+}
+
+Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelFlag* cancel) {
+  stats_ = Stats{};
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
+  if (!has_state_) {
+    COPSE_RETURN_IF_ERROR(cold_.Solve(g, out, cancel));
+    LoadSolution(g, *out);
+    return Status::Ok();
+  }
+  stats_.warm = true;
+  auto t0 = Clock::now();
+  Resize(g);
+  if (++epoch_ == 0) {
+    std::fill(touch_mark_.begin(), touch_mark_.end(), 0u);
+    epoch_ = 1;
+  }
+  touched_.clear();
+  check_.clear();
+  fresh_.clear();
+  bool all = repair_all_;
+  if (g.revision() == revision_ || g.revision() == revision_ + 1) {
+    // Arcs first: a removed node's arcs give back their flow before it goes.
+    for (ArcId a : g.changed_arcs()) SyncArc(g, a);
+    for (NodeId n : g.changed_nodes()) SyncNode(g, n);
+  } else {
+    stats_.full_sync = all = true;
+    for (ArcId a = 0; a < g.arc_id_bound(); ++a) SyncArc(g, a);
+    for (NodeId n = 0; n < g.node_id_bound(); ++n) SyncNode(g, n);
+  }
+  if (all) {  // every arc may be violated: check them all
+    check_.clear();
+    for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+      if (arcs_[a].alive) check_.push_back(a);
+    }
+  }
+  revision_ = g.revision();
+  auto t1 = Clock::now();
+  stats_.sync_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  Status magnitudes = CheckMagnitudes(g);
+  // Numbers too large to repair safely: the touched nodes wait for a later solve.
+  repair_all_ = magnitudes.code() == StatusCode::kInvalidArgument;
+  if (repair_all_) return magnitudes;
+  Repair(g);
+  stats_.touched = touched_.size();
+  if (!magnitudes.ok()) return magnitudes;  // supplies not summing to zero
+  auto t2 = Clock::now();
+  stats_.repair_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  COPSE_RETURN_IF_ERROR(Route(g, cancel));
+  auto t3 = Clock::now();
+  stats_.route_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+  Status st = Emit(g, out);
+  stats_.emit_ms = MsSince(t3);
+  return st;
+}
+
+Status LocalSspSolver::CheckState(const FlowGraph& g) const {
+  auto fail = [](const std::string& what) { return Status(StatusCode::kInternal, what); };
+  if (!has_state_) return Status::Ok();
+  if (flow_.size() < g.arc_id_bound() || pot_.size() < g.node_id_bound()) {
+    return fail("state arrays smaller than the graph's id bounds");
+  }
+  std::vector<int64_t> excess(g.node_id_bound(), 0);
+  Wide cost = 0, capacity = 0, supply = 0;
+  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
+    if (static_cast<bool>(node_alive_[n]) != g.IsNode(n)) {
+      return fail("node " + std::to_string(n) + " liveness differs");
+    }
+    if (!g.IsNode(n)) {
+      if (pot_[n] != 0 || excess_[n] != 0) return fail("dead node " + std::to_string(n));
+      continue;
+    }
+    if (supply_[n] != g.supply(n)) return fail("node " + std::to_string(n) + " supply differs");
+    excess[n] = g.supply(n);
+    supply += g.supply(n);
+  }
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    const ArcCopy& c = arcs_[a];
+    if (c.alive != g.IsArc(a)) return fail("arc " + std::to_string(a) + " liveness differs");
+    if (!g.IsArc(a)) {
+      if (flow_[a] != 0) return fail("dead arc " + std::to_string(a) + " has flow");
+      continue;
+    }
+    if (c.tail != g.tail(a) || c.head != g.head(a) || c.cost != g.cost(a) ||
+        c.capacity != g.capacity(a)) {
+      return fail("arc " + std::to_string(a) + " copy differs from the graph");
+    }
+    int64_t f = flow_[a];
+    if (f < 0 || f > c.capacity) return fail("arc " + std::to_string(a) + " flow out of bounds");
+    cost += Wide{f} * c.cost;
+    capacity += c.capacity;
+    if (c.tail == c.head) continue;
+    excess[c.tail] -= f;
+    excess[c.head] += f;
+    int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
+    if ((f < c.capacity && rc < 0) || (f > 0 && rc > 0)) {
+      return fail("arc " + std::to_string(a) + " violates reduced-cost optimality");
+    }
+  }
+  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
+    if (g.IsNode(n) && excess[n] != excess_[n]) {
+      return fail("node " + std::to_string(n) + " excess differs");
+    }
+  }
+  size_t with_flow = 0, listed = 0;
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    with_flow += g.IsArc(a) && g.tail(a) != g.head(a) && flow_[a] > 0;
+  }
+  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
+    for (ArcId a = fin_first_[n]; a != kNoId; a = fin_next_[a]) {
+      if (++listed > with_flow || !g.IsArc(a) || g.head(a) != n || flow_[a] <= 0) {
+        return fail("node " + std::to_string(n) + "'s list of arcs with flow is wrong");
+      }
+    }
+  }
+  if (listed != with_flow) return fail("arcs with flow missing from the lists");
+  if (cost != cost_) return fail("total cost differs");
+  if (capacity != capacity_) return fail("total capacity differs");
+  if (supply != supply_sum_) return fail("supply sum differs");
+  return Status::Ok();
+}
+
+}  // namespace copse::flow

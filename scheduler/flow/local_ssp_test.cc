@@ -1,0 +1,162 @@
+// LocalSspSolver's kept state: along random change sequences (arcs and nodes
+// added and removed, ids reused, capacities cut below the flow, infeasible
+// batches followed by feasible ones, a lost change record, adoption of
+// another solver's answer) the state stays equal to one rebuilt from the
+// graph, every answer agrees with LEMON and passes the optimality check.
+#include "scheduler/flow/local_ssp.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::flow {
+namespace {
+
+using testing::Shape;
+
+// Solves `g` and checks the answer against LEMON and the kept state against
+// a rebuild. Returns the status.
+Status SolveAndCheck(LocalSspSolver& solver, const FlowGraph& g, const std::string& what) {
+  FlowSolution sol;
+  Status st = solver.Solve(g, &sol, nullptr);
+  Status state = solver.CheckState(g);
+  EXPECT_TRUE(state.ok()) << what << ": " << state.ToString();
+  lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+  if (!oracle.feasible) {
+    EXPECT_EQ(st.code(), StatusCode::kInfeasible) << what << ": " << st.ToString();
+    return st;
+  }
+  EXPECT_TRUE(st.ok()) << what << ": " << st.ToString();
+  if (!st.ok()) return st;
+  EXPECT_EQ(sol.cost, oracle.cost) << what;
+  Status check = CheckSolution(g, sol);
+  EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
+  return st;
+}
+
+TEST(LocalSspTest, KeptStateMatchesRebuildAlongRandomChanges) {
+  int warm = 0;
+  for (int seq = 0; seq < 48; ++seq) {
+    std::mt19937_64 rng(4242 + seq);
+    Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
+    FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 8, 900 + seq);
+    LocalSspSolver solver;
+    for (int step = 0; step < 15; ++step) {
+      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) + " step " +
+                         std::to_string(step);
+      (void)SolveAndCheck(solver, g, what);
+      warm += solver.stats().warm;
+      g.CommitChanges();
+      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
+    }
+  }
+  EXPECT_GT(warm, 48 * 8);  // most solves started from the kept state
+}
+
+TEST(LocalSspTest, CapacityBelowFlowRemovalAndIdReuse) {
+  FlowGraph g;
+  NodeId s = g.AddNode(4), m = g.AddNode(0), t = g.AddNode(-4);
+  ArcId sm = g.AddArc(s, m, 4, 1);
+  g.AddArc(m, t, 4, 1);
+  g.AddArc(s, t, 4, 10);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  g.SetCapacity(sm, 1);  // below the current flow of 4
+  ASSERT_TRUE(SolveAndCheck(solver, g, "capacity cut").ok());
+  EXPECT_TRUE(solver.stats().warm);
+  g.CommitChanges();
+  g.RemoveNode(m);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "node removed").ok());
+  g.CommitChanges();
+  NodeId m2 = g.AddNode(0);  // reuses m's id
+  EXPECT_EQ(m2, m);
+  ArcId a1 = g.AddArc(s, m2, 3, -2);  // reuses the removed arcs' ids
+  g.AddArc(m2, t, 3, 0);
+  EXPECT_LT(a1, 3u);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "id reused").ok());
+  EXPECT_FALSE(solver.stats().full_sync);
+}
+
+TEST(LocalSspTest, InfeasibleBatchThenFeasible) {
+  FlowGraph g;
+  NodeId s = g.AddNode(2), t = g.AddNode(-2);
+  ArcId st = g.AddArc(s, t, 2, 3);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  g.SetSupply(s, 5);  // supplies no longer sum to zero
+  EXPECT_EQ(SolveAndCheck(solver, g, "unbalanced").code(), StatusCode::kInfeasible);
+  g.CommitChanges();
+  g.SetSupply(t, -5);  // balanced, but the arc is too small
+  EXPECT_EQ(SolveAndCheck(solver, g, "too small").code(), StatusCode::kInfeasible);
+  g.CommitChanges();
+  g.SetCapacity(st, 5);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "feasible again").ok());
+  EXPECT_TRUE(solver.stats().warm);
+}
+
+TEST(LocalSspTest, RejectsHugeCostsWhenWarmAndRecovers) {
+  FlowGraph g = testing::RandomGraph(Shape::kSparse, 20, 5);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  ArcId huge = g.AddArc(0, 1, 1, int64_t{1} << 62);
+  FlowSolution sol;
+  EXPECT_EQ(solver.Solve(g, &sol, nullptr).code(), StatusCode::kInvalidArgument);
+  g.CommitChanges();
+  g.RemoveArc(huge);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "huge arc removed").ok());
+}
+
+TEST(LocalSspTest, LostChangeRecordFallsBackToFullSync) {
+  std::mt19937_64 rng(9);
+  FlowGraph g = testing::RandomGraph(Shape::kZeroCostCycles, 30, 11);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  g.CommitChanges();  // this batch is never solved
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "after a lost batch").ok());
+  EXPECT_TRUE(solver.stats().full_sync);
+}
+
+TEST(LocalSspTest, SolvingTheSameBatchTwiceIsHarmless) {
+  std::mt19937_64 rng(13);
+  FlowGraph g = testing::RandomGraph(Shape::kNegativeCosts, 30, 17);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  testing::RandomChanges(g, 15, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "first").ok());
+  testing::RandomChanges(g, 5, rng, true);  // more edits before the commit
+  ASSERT_TRUE(SolveAndCheck(solver, g, "second").ok());
+  EXPECT_FALSE(solver.stats().full_sync);
+}
+
+TEST(LocalSspTest, AdoptsAnotherSolversAnswer) {
+  std::mt19937_64 rng(21);
+  FlowGraph g = testing::RandomGraph(Shape::kBipartite, 40, 23);
+  CostScalingSolver other;
+  FlowSolution sol;
+  ASSERT_TRUE(other.Solve(g, &sol, nullptr).ok());
+  LocalSspSolver solver;
+  solver.Adopt(g, sol);
+  EXPECT_TRUE(solver.CheckState(g).ok());
+  for (int step = 0; step < 5; ++step) {
+    g.CommitChanges();
+    testing::RandomChanges(g, 8, rng, true);
+    ASSERT_TRUE(SolveAndCheck(solver, g, "step " + std::to_string(step)).ok());
+    EXPECT_TRUE(solver.stats().warm);
+  }
+}
+
+}  // namespace
+}  // namespace copse::flow
