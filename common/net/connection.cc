@@ -16,6 +16,9 @@ namespace {
 
 std::atomic<uint64_t> next_connection_id{1};
 constexpr size_t kReadChunk = 64 * 1024;
+// Room of a large payload offered per direct read: zero-filled just before
+// the read, so it is still in the cache when the kernel copies into it.
+constexpr size_t kDirectPiece = 256 * 1024;
 
 std::vector<uint8_t> ToVector(capnp::Data::Reader d) { return {d.begin(), d.end()}; }
 kj::ArrayPtr<const kj::byte> ToData(const std::vector<uint8_t>& v) {
@@ -78,7 +81,7 @@ void Connection::Start() {
 void Connection::ReadMore() {
   if (closed_) return;
   auto self = shared_from_this();
-  std::span<uint8_t> missing = decoder_.MissingPayload();
+  std::span<uint8_t> missing = decoder_.MissingPayload(kDirectPiece);
   if (missing.size() >= kReadChunk) {
     // A large payload (a DFS chunk) is read straight into its frame rather
     // than copied out of read_buf_. Only a frame whose header passed the

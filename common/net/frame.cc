@@ -58,30 +58,38 @@ Status FrameDecoder::StartPayload() {
         fmt::format("message frame of {} bytes is not a whole number of 8-byte words", size));
   }
   current_ = Frame{static_cast<Protocol>(proto), static_cast<PayloadKind>(kind), {}};
-  // Sized at once (its bytes are zero-filled, a memset), so that a large
-  // payload can be read straight into place (MissingPayload) instead of
-  // being copied out of a read buffer.
-  current_.payload.resize(size);
+  // Reserved, not resized: bytes are appended as they arrive (no memset of
+  // the whole payload first), and room for reading straight into the payload
+  // is zero-filled a piece at a time (MissingPayload), while it is cache-hot.
+  current_.payload.reserve(size);
+  payload_size_ = size;
   payload_fill_ = 0;
   in_payload_ = true;
   return Status::Ok();
 }
 
 void FrameDecoder::FinishFrameIfComplete(std::vector<Frame>* out) {
-  if (!in_payload_ || payload_fill_ < current_.payload.size()) return;
+  if (!in_payload_ || payload_fill_ < payload_size_) return;
   out->push_back(std::move(current_));
   current_ = Frame{};
   in_payload_ = false;
   header_fill_ = 0;
   payload_fill_ = 0;
+  payload_size_ = 0;
 }
 
-std::span<uint8_t> FrameDecoder::MissingPayload() {
-  if (failed_ || !in_payload_) return {};
-  return std::span<uint8_t>(current_.payload).subspan(payload_fill_);
+std::span<uint8_t> FrameDecoder::MissingPayload(size_t piece) {
+  if (failed_ || !in_payload_ || payload_fill_ == payload_size_) return {};
+  std::vector<uint8_t>& p = current_.payload;
+  if (p.size() == payload_fill_) {
+    // Within the reserved capacity: the storage does not move.
+    p.resize(payload_fill_ + std::min(std::max<size_t>(piece, 1), payload_size_ - payload_fill_));
+  }
+  return std::span<uint8_t>(p).subspan(payload_fill_);
 }
 
 void FrameDecoder::PayloadArrived(size_t n, std::vector<Frame>* out) {
+  if (!in_payload_) return;
   payload_fill_ += std::min(n, current_.payload.size() - payload_fill_);
   FinishFrameIfComplete(out);
 }
@@ -101,8 +109,15 @@ Status FrameDecoder::Feed(std::span<const uint8_t> bytes, std::vector<Frame>* ou
         return s;
       }
     }
-    size_t take = std::min(bytes.size(), current_.payload.size() - payload_fill_);
-    if (take > 0) std::memcpy(current_.payload.data() + payload_fill_, bytes.data(), take);
+    size_t take = std::min(bytes.size(), payload_size_ - payload_fill_);
+    std::vector<uint8_t>& p = current_.payload;
+    // Into room MissingPayload prepared, then appended.
+    size_t into_room = std::min(take, p.size() - payload_fill_);
+    if (into_room > 0) std::memcpy(p.data() + payload_fill_, bytes.data(), into_room);
+    if (take > into_room) {
+      p.insert(p.end(), bytes.begin() + static_cast<ptrdiff_t>(into_room),
+               bytes.begin() + static_cast<ptrdiff_t>(take));
+    }
     payload_fill_ += take;
     bytes = bytes.subspan(take);
     FinishFrameIfComplete(out);
@@ -112,8 +127,7 @@ Status FrameDecoder::Feed(std::span<const uint8_t> bytes, std::vector<Frame>* ou
 
 std::string FrameDecoder::PartialDescription() const {
   if (in_payload_) {
-    return fmt::format("truncated frame: got {} of {} payload bytes", payload_fill_,
-                       current_.payload.size());
+    return fmt::format("truncated frame: got {} of {} payload bytes", payload_fill_, payload_size_);
   }
   return fmt::format("truncated frame: got {} of {} header bytes", header_fill_, kFrameHeaderSize);
 }

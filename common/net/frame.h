@@ -56,13 +56,14 @@ class FrameDecoder {
   // at the first bad header; the decoder is then unusable.
   Status Feed(std::span<const uint8_t> bytes, std::vector<Frame>* out);
 
-  // While a frame's payload is being received: the part of it still missing,
-  // into which the caller may read bytes straight from the stream (no copy
-  // through a read buffer) and then report them with PayloadArrived. Empty
-  // between frames and after a failure.
-  std::span<uint8_t> MissingPayload();
-  // The first `n` bytes of MissingPayload() arrived (REQUIRES: n is at most
-  // its size); appends the frame to `out` when it is complete.
+  // While a frame's payload is being received: room for the next bytes of
+  // it (at most `piece` of them, zero-filled when first offered), into which
+  // the caller may read straight from the stream (no copy through a read
+  // buffer) and then report them with PayloadArrived. Empty between frames
+  // and after a failure.
+  std::span<uint8_t> MissingPayload(size_t piece);
+  // The first `n` bytes of the last MissingPayload() arrived (REQUIRES: n is
+  // at most its size); appends the frame to `out` when it is complete.
   void PayloadArrived(size_t n, std::vector<Frame>* out);
 
   // True when part of a frame has been received: the stream ending now would
@@ -79,8 +80,12 @@ class FrameDecoder {
   size_t header_fill_ = 0;
   bool in_payload_ = false;
   bool failed_ = false;
-  Frame current_;            // its payload has the frame's full size from the header on
-  size_t payload_fill_ = 0;  // payload bytes received so far
+  // The frame being received. Its payload holds the bytes received so far
+  // (payload_fill_), then any room MissingPayload offered that is not yet
+  // filled; its capacity is the frame's size.
+  Frame current_;
+  size_t payload_size_ = 0;  // of the frame being received (from its header)
+  size_t payload_fill_ = 0;  // bytes of it received so far
 };
 
 }  // namespace copse::net

@@ -131,10 +131,10 @@ TEST(FrameTest, PayloadReadStraightIntoPlaceMixesWithFeed) {
   for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 7);
   std::vector<uint8_t> wire = Wire(Protocol::kDfs, PayloadKind::kRaw, payload);
   FrameDecoder d(1 << 20);
-  EXPECT_TRUE(d.MissingPayload().empty());
+  EXPECT_TRUE(d.MissingPayload(1 << 20).empty());
   std::vector<Frame> frames;
   ASSERT_TRUE(d.Feed(std::span<const uint8_t>(wire).first(kFrameHeaderSize + 1000), &frames).ok());
-  std::span<uint8_t> missing = d.MissingPayload();
+  std::span<uint8_t> missing = d.MissingPayload(1 << 20);
   ASSERT_EQ(missing.size(), payload.size() - 1000);
   std::memcpy(missing.data(), payload.data() + 1000, 5000);
   d.PayloadArrived(5000, &frames);
@@ -142,7 +142,7 @@ TEST(FrameTest, PayloadReadStraightIntoPlaceMixesWithFeed) {
   EXPECT_TRUE(d.HasPartialFrame());
   EXPECT_NE(d.PartialDescription().find("got 6000 of 300000"), std::string::npos)
       << d.PartialDescription();
-  missing = d.MissingPayload();
+  missing = d.MissingPayload(1 << 20);  // what is left of the room offered before
   ASSERT_EQ(missing.size(), payload.size() - 6000);
   std::memcpy(missing.data(), payload.data() + 6000, missing.size());
   d.PayloadArrived(missing.size(), &frames);
@@ -150,11 +150,30 @@ TEST(FrameTest, PayloadReadStraightIntoPlaceMixesWithFeed) {
   EXPECT_EQ(frames[0].kind, PayloadKind::kRaw);
   EXPECT_EQ(frames[0].payload, payload);
   EXPECT_FALSE(d.HasPartialFrame());
-  EXPECT_TRUE(d.MissingPayload().empty());
+  EXPECT_TRUE(d.MissingPayload(1 << 20).empty());
   ASSERT_TRUE(
       d.Feed(Wire(Protocol::kCluster, PayloadKind::kMessage, HeartbeatPayload(9)), &frames).ok());
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_EQ(IncarnationOf(frames[1]), 9u);
+}
+
+TEST(FrameTest, RoomIsOfferedAPieceAtATimeAndFeedFillsWhatIsLeftOfIt) {
+  std::vector<uint8_t> payload(1000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 13 + 1);
+  std::vector<uint8_t> wire = Wire(Protocol::kDfs, PayloadKind::kRaw, payload);
+  FrameDecoder d(1 << 20);
+  std::vector<Frame> frames;
+  ASSERT_TRUE(d.Feed(std::span<const uint8_t>(wire).first(kFrameHeaderSize), &frames).ok());
+  std::span<uint8_t> room = d.MissingPayload(100);
+  ASSERT_EQ(room.size(), 100u);
+  std::memcpy(room.data(), payload.data(), 40);
+  d.PayloadArrived(40, &frames);
+  // The 60 bytes of room left are offered again, not grown.
+  EXPECT_EQ(d.MissingPayload(100).size(), 60u);
+  // Fed bytes fill that room, then are appended.
+  ASSERT_TRUE(d.Feed(std::span<const uint8_t>(wire).subspan(kFrameHeaderSize + 40), &frames).ok());
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].payload, payload);
 }
 
 TEST(FrameTest, EmptyRawFrameCompletesAtItsHeader) {
@@ -164,7 +183,7 @@ TEST(FrameTest, EmptyRawFrameCompletesAtItsHeader) {
   ASSERT_EQ(frames.size(), 1u);
   EXPECT_TRUE(frames[0].payload.empty());
   EXPECT_FALSE(d.HasPartialFrame());
-  EXPECT_TRUE(d.MissingPayload().empty());
+  EXPECT_TRUE(d.MissingPayload(1 << 20).empty());
 }
 
 TEST(FrameTest, NothingIsOfferedForAFrameRefusedAtItsHeader) {
@@ -173,7 +192,7 @@ TEST(FrameTest, NothingIsOfferedForAFrameRefusedAtItsHeader) {
   std::vector<Frame> frames;
   auto h = EncodeFrameHeader(Protocol::kDfs, PayloadKind::kRaw, 1u << 20);
   EXPECT_EQ(d.Feed(h, &frames).code(), StatusCode::kResourceExhausted);
-  EXPECT_TRUE(d.MissingPayload().empty());
+  EXPECT_TRUE(d.MissingPayload(1 << 20).empty());
   EXPECT_TRUE(frames.empty());
 }
 
