@@ -52,8 +52,11 @@ struct DfsClientOptions {
   std::string computer;  // the computer this client runs on; empty: outside the cluster
   std::chrono::milliseconds timeout{30'000};
   uint32_t write_window_chunks = 16;  // unacknowledged chunks per block write
-  int blocks_in_flight = 1;  // blocks on their way at once; each is buffered until acknowledged
-  int write_attempts = 3;    // pipelines tried per block
+  // Blocks on their way at once; each is buffered until acknowledged. Two:
+  // the next block streams while the previous one flushes and syncs on its
+  // replicas (docs/dfs.md "Measurements").
+  int blocks_in_flight = 2;
+  int write_attempts = 3;  // pipelines tried per block
   // Read replicas on this computer straight from the worker's blob files
   // (dfs/local_read.h); false: always through the data port.
   bool local_reads = true;
