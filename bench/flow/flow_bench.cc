@@ -72,6 +72,10 @@ std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
     o.retract_deficits = false;
     return std::make_unique<flow::LocalSspSolver>(o);
   }
+  if (name == "incremental_local_forward") {
+    o.reverse_search = false;
+    return std::make_unique<flow::LocalSspSolver>(o);
+  }
   if (name == "incremental_local_nopull") {
     o.pull_potentials = false;
     return std::make_unique<flow::LocalSspSolver>(o);
@@ -250,6 +254,7 @@ struct Runner {
           r["retracted"] = ls.retracted;
           r["excess_units"] = ls.excess_units;
           r["phases"] = ls.phases;
+          r["reverse_phases"] = ls.reverse_phases;
           r["settled"] = ls.settled;
           r["scanned"] = ls.scanned;
           r["sync_ms"] = ls.sync_ms;

@@ -51,9 +51,7 @@ void LocalSspSolver::Resize(const FlowGraph& g) {
   GrowTo(level_mark_, nodes, 0u);
   GrowTo(cur_, nodes, kNoId);
   GrowTo(cur_back_, nodes, uint8_t{0});
-  GrowTo(dist_, nodes, int64_t{0});
-  GrowTo(seen_, nodes, 0u);
-  GrowTo(done_, nodes, 0u);
+  GrowTo(label_, nodes, Label{});
 }
 
 void LocalSspSolver::NoteCost(int64_t cost) {
@@ -96,7 +94,7 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
     excess_[c.head] += f;
   }
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
-    if (excess_[n] > 0) Pend(n);
+    if (excess_[n] != 0) Pend(n);
   }
   revision_ = g.revision();
   has_state_ = true;
@@ -415,25 +413,24 @@ void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
 
 bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel) {
   if (++stamp_ == 0) {
-    std::fill(seen_.begin(), seen_.end(), 0u);
-    std::fill(done_.begin(), done_.end(), 0u);
+    for (Label& l : label_) l.seen = l.done = 0;
     stamp_ = 1;
   }
   heap_.clear();
   settled_list_.clear();
   auto cmp = std::greater<>();
   for (NodeId s : sources_) {
-    dist_[s] = 0;
-    seen_[s] = stamp_;
+    label_[s].dist = 0;
+    label_[s].seen = stamp_;
     heap_.emplace_back(0, s);
   }
   std::make_heap(heap_.begin(), heap_.end(), cmp);
   int64_t reached = 0, radius = 0;
   auto relax = [&](NodeId v, int64_t nd) {
-    if (done_[v] == stamp_) return;
-    if (seen_[v] != stamp_ || nd < dist_[v]) {
-      seen_[v] = stamp_;
-      dist_[v] = nd;
+    if (label_[v].done == stamp_) return;
+    if (label_[v].seen != stamp_ || nd < label_[v].dist) {
+      label_[v].seen = stamp_;
+      label_[v].dist = nd;
       heap_.emplace_back(nd, v);
       std::push_heap(heap_.begin(), heap_.end(), cmp);
     }
@@ -443,8 +440,8 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
     std::pop_heap(heap_.begin(), heap_.end(), cmp);
     auto [d, u] = heap_.back();
     heap_.pop_back();
-    if (done_[u] == stamp_ || d > dist_[u]) continue;
-    done_[u] = stamp_;
+    if (label_[u].done == stamp_ || d > label_[u].dist) continue;
+    label_[u].done = stamp_;
     settled_list_.push_back(u);
     radius = d;
     if ((settled_list_.size() & 0xffff) == 0 && IsCancelled(cancel)) break;
@@ -469,7 +466,73 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
   stats_.settled += settled_list_.size();
   stats_.scanned += scanned;
   if (reached == 0) return false;
-  for (NodeId u : settled_list_) pot_[u] += radius - dist_[u];
+  for (NodeId u : settled_list_) pot_[u] += radius - label_[u].dist;
+  return true;
+}
+
+// Dijkstra backwards from the deficits over residual arcs reversed: the
+// label of a node is its reduced-cost distance to the nearest deficit. Stops
+// once the sources settled hold `need` units; settled nodes' potentials drop
+// by (radius - label), which leaves every residual arc non-negative and makes
+// the shortest paths from the settled sources zero-reduced-cost.
+bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const CancelFlag* cancel) {
+  if (++stamp_ == 0) {
+    for (Label& l : label_) l.seen = l.done = 0;
+    stamp_ = 1;
+  }
+  heap_.clear();
+  settled_list_.clear();
+  auto cmp = std::greater<>();
+  for (NodeId d : deficits_) {
+    label_[d].dist = 0;
+    label_[d].seen = stamp_;
+    heap_.emplace_back(0, d);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), cmp);
+  int64_t reached = 0, radius = 0;
+  auto relax = [&](NodeId w, int64_t nd) {
+    Label& l = label_[w];
+    if (l.done == stamp_) return;
+    if (l.seen != stamp_ || nd < l.dist) {
+      l.seen = stamp_;
+      l.dist = nd;
+      heap_.emplace_back(nd, w);
+      std::push_heap(heap_.begin(), heap_.end(), cmp);
+    }
+  };
+  uint64_t scanned = 0;
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), cmp);
+    auto [d, u] = heap_.back();
+    heap_.pop_back();
+    if (label_[u].done == stamp_ || d > label_[u].dist) continue;
+    label_[u].done = stamp_;
+    settled_list_.push_back(u);
+    radius = d;
+    if ((settled_list_.size() & 0xffff) == 0 && IsCancelled(cancel)) break;
+    if (excess_[u] > 0) {
+      reached += excess_[u];
+      if (reached >= need) break;
+    }
+    // A residual arc w->u of reduced cost rc gives w the label d + rc.
+    const int64_t du = d + pot_[u];
+    for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
+      ++scanned;
+      NodeId w = g.tail(a);
+      if (w == u || flow_[a] >= g.capacity(a)) continue;
+      relax(w, du + g.cost(a) - pot_[w]);
+    }
+    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+      ++scanned;
+      NodeId w = g.head(a);
+      if (w == u || flow_[a] <= 0) continue;
+      relax(w, du - g.cost(a) - pot_[w]);
+    }
+  }
+  stats_.settled += settled_list_.size();
+  stats_.scanned += scanned;
+  if (reached == 0) return false;
+  for (NodeId u : settled_list_) pot_[u] -= radius - label_[u].dist;
   return true;
 }
 
@@ -479,10 +542,11 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
 bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const {
   if (back) {
     v = g.tail(a);
-    return v != u && flow_[a] > 0 && done_[v] == stamp_ && pot_[v] - g.cost(a) == pot_[u];
+    return v != u && flow_[a] > 0 && label_[v].done == stamp_ && pot_[v] - g.cost(a) == pot_[u];
   }
   v = g.head(a);
-  return v != u && flow_[a] < g.capacity(a) && done_[v] == stamp_ && g.cost(a) + pot_[v] == pot_[u];
+  return v != u && flow_[a] < g.capacity(a) && label_[v].done == stamp_ &&
+         g.cost(a) + pot_[v] == pot_[u];
 }
 
 // Breadth-first levels over admissible arcs from the sources; paths end at
@@ -590,39 +654,51 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
 }
 
 Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
-  // Sources: every pending node with a positive excess, once.
+  // Sources and deficits: every pending node with a nonzero excess, once.
   if (++stamp_ == 0) {
-    std::fill(seen_.begin(), seen_.end(), 0u);
-    std::fill(done_.begin(), done_.end(), 0u);
+    for (Label& l : label_) l.seen = l.done = 0;
     stamp_ = 1;
   }
   sources_.clear();
+  deficits_.clear();
   for (NodeId n : pending_) {
-    if (n < node_alive_.size() && node_alive_[n] && excess_[n] > 0 && seen_[n] != stamp_) {
-      seen_[n] = stamp_;
-      sources_.push_back(n);
+    if (n < node_alive_.size() && node_alive_[n] && excess_[n] != 0 && label_[n].seen != stamp_) {
+      label_[n].seen = stamp_;
+      (excess_[n] > 0 ? sources_ : deficits_).push_back(n);
     }
   }
   pending_.clear();
   for (NodeId s : sources_) stats_.excess_units += excess_[s];
-  Status result = Status::Ok();
-  while (true) {
+  auto prune = [&](std::vector<NodeId>& list, int64_t sign) {
     int64_t total = 0;
     size_t k = 0;
-    for (NodeId s : sources_) {
-      if (excess_[s] > 0) {
-        sources_[k++] = s;
-        total += excess_[s];
+    for (NodeId n : list) {
+      if (sign * excess_[n] > 0) {
+        list[k++] = n;
+        total += sign * excess_[n];
       }
     }
-    sources_.resize(k);
-    if (k == 0) break;
+    list.resize(k);
+    return total;
+  };
+  Status result = Status::Ok();
+  while (true) {
+    const int64_t total = prune(sources_, 1);
+    const int64_t need = prune(deficits_, -1);
+    if (sources_.empty()) break;
     if (IsCancelled(cancel)) {
       result = Cancelled("solve cancelled");
       break;
     }
     ++stats_.phases;
-    if (!Dijkstra(g, total, cancel)) {
+    // Search from whichever side has fewer nodes: from one sink-like deficit
+    // backwards, every source reached gets a zero-reduced-cost path to it in
+    // one phase, where a forward search would stop at the first source's
+    // distance.
+    bool reverse = options_.reverse_search && !deficits_.empty() &&
+                   deficits_.size() * kReverseRatio < sources_.size();
+    stats_.reverse_phases += reverse;
+    if (!(reverse ? DijkstraReverse(g, need, cancel) : Dijkstra(g, total, cancel))) {
       result = Infeasible("no feasible flow: some supply cannot reach any demand");
       break;
     }
@@ -634,8 +710,11 @@ Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
   }
   // What is left (cancelled or infeasible) is routed by a later solve.
   pending_.clear();
-  for (NodeId s : sources_) {
-    if (excess_[s] > 0) Pend(s);
+  for (NodeId n : sources_) {
+    if (excess_[n] > 0) Pend(n);
+  }
+  for (NodeId n : deficits_) {
+    if (excess_[n] < 0) Pend(n);
   }
   return result;
 }

@@ -51,6 +51,11 @@ struct LocalSspOptions {
   // After the repair, a deficit moves downstream along arcs that carry flow
   // out of it wherever its potential allows (RetractDeficits).
   bool retract_deficits = true;
+  // A routing phase searches backwards from the deficits when there are at
+  // least kReverseRatio times fewer deficit nodes than source nodes (measured
+  // at (c): one backward phase where the forward search took 350; with many
+  // deficits each backward phase sweeps the graph to route a few units).
+  bool reverse_search = true;
 };
 
 class LocalSspSolver final : public FlowSolver {
@@ -65,6 +70,7 @@ class LocalSspSolver final : public FlowSolver {
     uint64_t retracted = 0;        // deficits moved downstream by the repair
     int64_t excess_units = 0;      // units of excess left for routing
     uint64_t phases = 0;           // Dijkstra phases
+    uint64_t reverse_phases = 0;   // ...of which searched backwards
     uint64_t settled = 0;          // nodes settled by Dijkstra, all phases
     uint64_t scanned = 0;          // arcs scanned by Dijkstra, all phases
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
@@ -109,6 +115,7 @@ class LocalSspSolver final : public FlowSolver {
   void UnlinkFlow(ArcId a);
   Status Route(const FlowGraph& g, const CancelFlag* cancel);
   bool Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel);
+  bool DijkstraReverse(const FlowGraph& g, int64_t need, const CancelFlag* cancel);
   bool BuildLevels(const FlowGraph& g);
   void BlockingFlow(const FlowGraph& g);
   bool Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const;
@@ -154,13 +161,18 @@ class LocalSspSolver final : public FlowSolver {
   static constexpr uint32_t kPullDegree = 4096;
 
   // Dijkstra, epoch-stamped by NodeId.
-  std::vector<int64_t> dist_;
-  std::vector<uint32_t> seen_;
-  std::vector<uint32_t> done_;
+  struct Label {
+    int64_t dist = 0;
+    uint32_t seen = 0;  // == stamp_: dist is set in this search
+    uint32_t done = 0;  // == stamp_: settled in this search
+  };
+  std::vector<Label> label_;  // one cache line per node touched, not three
   uint32_t stamp_ = 0;
   std::vector<std::pair<int64_t, NodeId>> heap_;
   std::vector<NodeId> settled_list_;
   std::vector<NodeId> sources_;
+  std::vector<NodeId> deficits_;
+  static constexpr size_t kReverseRatio = 4;
   std::vector<uint64_t> path_;
 
   // Blocking flow on the zero-reduced-cost arcs inside the settled region.
