@@ -2,8 +2,10 @@
 // ones, switched by the graph's live arc count at each solve (issue 4).
 //
 // Below `below_arcs` the small solver re-solves from its kept state; it is
-// loaded (Adopt) from the large solver's answer the first time and after
-// any solve the large solver made, so it never starts cold. Each answer the
+// loaded (Adopt) from the large solver's answer after any solve the large
+// solver made, except the object's first (so a one-shot solve does not pay
+// for the copy), so it never starts cold: the first two solves of a small
+// graph are the large solver's. Each answer the
 // small solver gives is also adopted by the large solver, so that a graph
 // growing past the threshold continues from the last solution instead of a
 // stale one. The default race uses it with the persistent incremental_local
@@ -40,6 +42,7 @@ class TieredSolver final : public FlowSolver {
   uint32_t below_arcs_;
   bool small_current_ = false;  // the small solver holds the last solution
   bool last_was_small_ = false;
+  uint64_t solves_ = 0;  // by the large solver
 };
 
 }  // namespace copse::flow

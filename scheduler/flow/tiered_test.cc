@@ -69,6 +69,24 @@ TEST(TieredSolverTest, AgreesWithLemonAcrossTheThresholdBothWays) {
               small_solves, large_solves, to_small, to_large);
 }
 
+TEST(TieredSolverTest, TheSmallSolverTakesOverFromTheThirdSolve) {
+  FlowGraph g = testing::RandomGraph(Shape::kSparse, 30, 17);
+  std::mt19937_64 rng(3);
+  TieredSolver solver("tiered", std::make_unique<LocalSspSolver>(),
+                      std::make_unique<IncrementalSolver>(), 1u << 30);
+  for (int step = 0; step < 4; ++step) {
+    FlowSolution sol;
+    ASSERT_TRUE(solver.Solve(g, &sol, nullptr).ok()) << step;
+    // First solve: the large solver alone (no copy into the small one);
+    // second: the large solver again, then the small one is loaded.
+    EXPECT_EQ(solver.last_was_small(), step >= 2) << step;
+    lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+    EXPECT_EQ(sol.cost, oracle.cost) << step;
+    g.CommitChanges();
+    testing::RandomChanges(g, 6, rng, true);
+  }
+}
+
 TEST(TieredSolverTest, AdoptLoadsTheSmallSolverBelowTheThreshold) {
   FlowGraph g = testing::RandomGraph(Shape::kSparse, 30, 99);
   std::mt19937_64 rng(5);
