@@ -33,20 +33,26 @@ CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* canc
   thread_local std::vector<uint32_t> next, kids, queue;
   AssignReuse(dist, n, kInf);
   AssignReuse(next, n, kNoId);
-  int64_t total_supply = 0;
-  for (NodeId v = 0; v < n; ++v) {
-    if (!g.IsNode(v)) continue;
-    if (g.supply(v) > 0) total_supply += g.supply(v);
-    if (g.supply(v) < 0) dist[v] = 0;
-  }
   auto done = [&](double congestion) {
     est.congestion = congestion;
     est.ms = Ms(start, Clock::now());
     return est;
   };
+  // Supplies beyond 2^62 in total are rejected by every solver; unknown here.
+  constexpr int64_t kSupplyLimit = int64_t{1} << 62;
+  int64_t total_supply = 0;
+  for (NodeId v = 0; v < n; ++v) {
+    if (!g.IsNode(v)) continue;
+    if (g.supply(v) > 0) {
+      if (g.supply(v) > kSupplyLimit - total_supply) return done(-1);
+      total_supply += g.supply(v);
+    }
+    if (g.supply(v) < 0) dist[v] = 0;
+  }
   if (total_supply == 0) return done(-1);
   // Path lengths stay below 2^62 when |cost| * (nodes + 1) < 2^61.
   const int64_t cost_limit = (int64_t{1} << 61) / (int64_t{g.node_count()} + 1);
+  constexpr int64_t kPathLimit = int64_t{1} << 61;
   // Bellman-Ford backwards from the deficits over the arcs with room, in
   // sweeps over the arc array (sequential memory, unlike the adjacency
   // lists), alternating the direction; graphs built in layers (as the Quincy
@@ -59,7 +65,11 @@ CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* canc
     if (c > cost_limit || c < -cost_limit) return false;
     const NodeId w = g.head(a), v = g.tail(a);
     if (dist[w] == kInf || v == w) return true;
+    // |dist| stays within kPathLimit (checked below) and |c| below it, so
+    // the sum cannot overflow. A simple path is shorter than kPathLimit in
+    // absolute value; a label beyond it was built around a negative cycle.
     const int64_t d = dist[w] + c;
+    if (d < -kPathLimit || d > kPathLimit) return false;
     if (d < dist[v]) {
       dist[v] = d;
       next[v] = a;

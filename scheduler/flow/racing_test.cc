@@ -171,6 +171,32 @@ TEST(RacingSolverTest, CongestionEstimateCountsUnitsThatLeaveTheirCheapestPath) 
   EXPECT_LT(EstimateCongestion(cycle, nullptr).congestion, 0);
 }
 
+TEST(RacingSolverTest, CongestionEstimateStaysInRangeOnExtremeInputs) {
+  // A negative cycle of many arcs with costs at the estimate's limit: labels
+  // compound around it within one sweep; they must be caught before they
+  // overflow (the sanitizer build aborts on signed overflow).
+  FlowGraph cycle;
+  NodeId s = cycle.AddNode(1), d = cycle.AddNode(-1), a = cycle.AddNode(0), b = cycle.AddNode(0);
+  const int64_t limit = (int64_t{1} << 61) / 5;  // 2^61 / (nodes + 1)
+  cycle.AddArc(b, d, 1, 0);
+  cycle.AddArc(s, a, 1, 0);
+  for (int i = 0; i < 200; ++i) {
+    if (i % 2 == 0) {
+      cycle.AddArc(a, b, 1, -limit);
+    } else {
+      cycle.AddArc(b, a, 1, -limit);
+    }
+  }
+  EXPECT_LT(EstimateCongestion(cycle, nullptr).congestion, 0);
+  // Supplies whose sum exceeds what any solver accepts: unknown, no overflow.
+  FlowGraph huge;
+  NodeId p = huge.AddNode(int64_t{1} << 62), q = huge.AddNode(int64_t{1} << 62);
+  NodeId r = huge.AddNode(-(int64_t{1} << 62)), t = huge.AddNode(-(int64_t{1} << 62));
+  huge.AddArc(p, r, int64_t{1} << 62, 1);
+  huge.AddArc(q, t, int64_t{1} << 62, 1);
+  EXPECT_LT(EstimateCongestion(huge, nullptr).congestion, 0);
+}
+
 TEST(RacingSolverTest, CongestedProblemsKeepTheCrawlerOut) {
   auto* crawler = new ScriptedSolver("crawler", {});  // would block if started
   auto* other = new ScriptedSolver("other", {true, true});
