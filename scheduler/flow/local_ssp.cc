@@ -52,6 +52,12 @@ void LocalSspSolver::Resize(const FlowGraph& g) {
   GrowTo(cur_, nodes, kNoId);
   GrowTo(cur_back_, nodes, uint8_t{0});
   GrowTo(label_, nodes, Label{});
+  if (out_.size() < nodes) {
+    out_.resize(nodes);
+    in_.resize(nodes);
+  }
+  GrowTo(out_pos_, arcs, 0u);
+  GrowTo(in_pos_, arcs, 0u);
 }
 
 void LocalSspSolver::NoteCost(int64_t cost) {
@@ -66,6 +72,8 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
   max_exact_ = true;
   pending_.clear();
   std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
+  for (auto& l : out_) l.clear();
+  for (auto& l : in_) l.clear();
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     const bool live = g.IsNode(n);
     node_alive_[n] = live;
@@ -87,6 +95,7 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
     capacity_ += c.capacity;
     int64_t f = a < sol.flow.size() ? std::clamp<int64_t>(sol.flow[a], 0, c.capacity) : 0;
     if (c.tail == c.head) f = c.cost < 0 ? c.capacity : 0;
+    if (c.tail != c.head) LinkAdjacent(a);
     flow_[a] = f;
     if (f > 0 && c.tail != c.head) LinkFlow(a);
     cost_ += Wide{f} * c.cost;
@@ -110,6 +119,26 @@ void LocalSspSolver::Touch(NodeId n) {
     touch_mark_[n] = epoch_;
     touched_.push_back(n);
   }
+}
+
+void LocalSspSolver::LinkAdjacent(ArcId a) {
+  const ArcCopy& c = arcs_[a];
+  out_pos_[a] = static_cast<uint32_t>(out_[c.tail].size());
+  out_[c.tail].push_back(a);
+  in_pos_[a] = static_cast<uint32_t>(in_[c.head].size());
+  in_[c.head].push_back(a);
+}
+
+void LocalSspSolver::UnlinkAdjacent(ArcId a) {
+  const ArcCopy& c = arcs_[a];
+  std::vector<ArcId>& out = out_[c.tail];
+  out_pos_[out.back()] = out_pos_[a];
+  out[out_pos_[a]] = out.back();
+  out.pop_back();
+  std::vector<ArcId>& in = in_[c.head];
+  in_pos_[in.back()] = in_pos_[a];
+  in[in_pos_[a]] = in.back();
+  in.pop_back();
 }
 
 void LocalSspSolver::LinkFlow(ArcId a) {
@@ -156,6 +185,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
     capacity_ -= c.capacity;
     if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
+    if (c.tail != c.head) UnlinkAdjacent(a);
     c = ArcCopy{};
   }
   if (!live) return;
@@ -167,6 +197,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     if (c.tail == c.head) {
       SetFlow(a, c.cost < 0 ? c.capacity : 0);
     } else {
+      LinkAdjacent(a);
       check_.push_back(a);
     }
     return;
@@ -412,34 +443,30 @@ void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
 }
 
 bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel) {
+  (void)g;  // the searches read the kept copies and adjacency arrays
   if (++stamp_ == 0) {
     for (Label& l : label_) l.seen = l.done = 0;
     stamp_ = 1;
   }
-  heap_.clear();
+  heap_.Clear();
   settled_list_.clear();
-  auto cmp = std::greater<>();
   for (NodeId s : sources_) {
     label_[s].dist = 0;
     label_[s].seen = stamp_;
-    heap_.emplace_back(0, s);
+    heap_.Push(0, s);
   }
-  std::make_heap(heap_.begin(), heap_.end(), cmp);
   int64_t reached = 0, radius = 0;
   auto relax = [&](NodeId v, int64_t nd) {
     if (label_[v].done == stamp_) return;
     if (label_[v].seen != stamp_ || nd < label_[v].dist) {
       label_[v].seen = stamp_;
       label_[v].dist = nd;
-      heap_.emplace_back(nd, v);
-      std::push_heap(heap_.begin(), heap_.end(), cmp);
+      heap_.Push(nd, v);
     }
   };
   uint64_t scanned = 0;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), cmp);
-    auto [d, u] = heap_.back();
-    heap_.pop_back();
+  while (!heap_.Empty()) {
+    auto [d, u] = heap_.Pop();
     if (label_[u].done == stamp_ || d > label_[u].dist) continue;
     label_[u].done = stamp_;
     settled_list_.push_back(u);
@@ -450,17 +477,16 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
       if (reached >= total) break;
     }
     const int64_t du = d - pot_[u];
-    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+    for (ArcId a : out_[u]) {
       ++scanned;
-      NodeId v = g.head(a);
-      if (v == u || flow_[a] >= g.capacity(a)) continue;
-      relax(v, du + g.cost(a) + pot_[v]);
+      const ArcCopy& c = arcs_[a];
+      if (flow_[a] >= c.capacity) continue;
+      relax(c.head, du + c.cost + pot_[c.head]);
     }
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
       ++scanned;
-      NodeId v = g.tail(a);
-      if (v == u || flow_[a] <= 0) continue;
-      relax(v, du - g.cost(a) + pot_[v]);
+      const ArcCopy& c = arcs_[a];
+      relax(c.tail, du - c.cost + pot_[c.tail]);
     }
   }
   stats_.settled += settled_list_.size();
@@ -476,19 +502,18 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
 // by (radius - label), which leaves every residual arc non-negative and makes
 // the shortest paths from the settled sources zero-reduced-cost.
 bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const CancelFlag* cancel) {
+  (void)g;  // the searches read the kept copies and adjacency arrays
   if (++stamp_ == 0) {
     for (Label& l : label_) l.seen = l.done = 0;
     stamp_ = 1;
   }
-  heap_.clear();
+  heap_.Clear();
   settled_list_.clear();
-  auto cmp = std::greater<>();
   for (NodeId d : deficits_) {
     label_[d].dist = 0;
     label_[d].seen = stamp_;
-    heap_.emplace_back(0, d);
+    heap_.Push(0, d);
   }
-  std::make_heap(heap_.begin(), heap_.end(), cmp);
   int64_t reached = 0, radius = 0;
   auto relax = [&](NodeId w, int64_t nd) {
     Label& l = label_[w];
@@ -496,15 +521,12 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
     if (l.seen != stamp_ || nd < l.dist) {
       l.seen = stamp_;
       l.dist = nd;
-      heap_.emplace_back(nd, w);
-      std::push_heap(heap_.begin(), heap_.end(), cmp);
+      heap_.Push(nd, w);
     }
   };
   uint64_t scanned = 0;
-  while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), cmp);
-    auto [d, u] = heap_.back();
-    heap_.pop_back();
+  while (!heap_.Empty()) {
+    auto [d, u] = heap_.Pop();
     if (label_[u].done == stamp_ || d > label_[u].dist) continue;
     label_[u].done = stamp_;
     settled_list_.push_back(u);
@@ -516,17 +538,17 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
     }
     // A residual arc w->u of reduced cost rc gives w the label d + rc.
     const int64_t du = d + pot_[u];
-    for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
+    for (ArcId a : in_[u]) {
       ++scanned;
-      NodeId w = g.tail(a);
-      if (w == u || flow_[a] >= g.capacity(a)) continue;
-      relax(w, du + g.cost(a) - pot_[w]);
+      const ArcCopy& c = arcs_[a];
+      if (flow_[a] >= c.capacity) continue;
+      relax(c.tail, du + c.cost - pot_[c.tail]);
     }
-    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+    for (ArcId a : out_[u]) {
       ++scanned;
-      NodeId w = g.head(a);
-      if (w == u || flow_[a] <= 0) continue;
-      relax(w, du - g.cost(a) - pot_[w]);
+      if (flow_[a] <= 0) continue;
+      const ArcCopy& c = arcs_[a];
+      relax(c.head, du - c.cost - pot_[c.head]);
     }
   }
   stats_.settled += settled_list_.size();
@@ -540,13 +562,14 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
 // admissible when it has residual capacity, zero reduced cost and ends at a
 // node settled in this phase; `v` gets its other end.
 bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const {
+  (void)g;
+  const ArcCopy& c = arcs_[a];
   if (back) {
-    v = g.tail(a);
-    return v != u && flow_[a] > 0 && label_[v].done == stamp_ && pot_[v] - g.cost(a) == pot_[u];
+    v = c.tail;
+    return v != u && flow_[a] > 0 && label_[v].done == stamp_ && pot_[v] - c.cost == pot_[u];
   }
-  v = g.head(a);
-  return v != u && flow_[a] < g.capacity(a) && label_[v].done == stamp_ &&
-         g.cost(a) + pot_[v] == pot_[u];
+  v = c.head;
+  return v != u && flow_[a] < c.capacity && label_[v].done == stamp_ && c.cost + pot_[v] == pot_[u];
 }
 
 // Breadth-first levels over admissible arcs from the sources; paths end at
@@ -577,7 +600,7 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
       continue;
     }
     NodeId v;
-    for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
+    for (ArcId a : out_[u]) {
       if (Admissible(g, u, a, false, v) && level_mark_[v] != level_stamp_) {
         level_mark_[v] = level_stamp_;
         level_[v] = level_[u] + 1;
@@ -848,6 +871,26 @@ Status LocalSspSolver::CheckState(const FlowGraph& g) const {
     }
   }
   if (listed != with_flow) return fail("arcs with flow missing from the lists");
+  size_t adjacent = 0, linked_out = 0, linked_in = 0;
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    if (!g.IsArc(a) || g.tail(a) == g.head(a)) continue;
+    ++adjacent;
+    const std::vector<ArcId>& out = out_[g.tail(a)];
+    const std::vector<ArcId>& in = in_[g.head(a)];
+    if (out_pos_[a] >= out.size() || out[out_pos_[a]] != a || in_pos_[a] >= in.size() ||
+        in[in_pos_[a]] != a) {
+      return fail("arc " + std::to_string(a) + " missing from its ends' adjacency arrays");
+    }
+  }
+  for (NodeId n = 0; n < g.node_id_bound() && n < out_.size(); ++n) {
+    linked_out += out_[n].size();
+    linked_in += in_[n].size();
+    if (!g.IsNode(n) && (!out_[n].empty() || !in_[n].empty())) {
+      return fail("dead node " + std::to_string(n) + " has adjacent arcs");
+    }
+  }
+  if (linked_out != adjacent || linked_in != adjacent)
+    return fail("adjacency arrays hold arcs that are gone");
   if (cost != cost_) return fail("total cost differs");
   if (capacity != capacity_) return fail("total capacity differs");
   if (supply != supply_sum_) return fail("supply sum differs");

@@ -32,6 +32,8 @@
 // Thread-safety: one thread per object; the graph is only read.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -111,6 +113,8 @@ class LocalSspSolver final : public FlowSolver {
   void FixArc(const FlowGraph& g, ArcId a);
   void RetractDeficits(const FlowGraph& g);
   void SetFlow(ArcId a, int64_t f);
+  void LinkAdjacent(ArcId a);
+  void UnlinkAdjacent(ArcId a);
   void LinkFlow(ArcId a);
   void UnlinkFlow(ArcId a);
   Status Route(const FlowGraph& g, const CancelFlag* cancel);
@@ -147,6 +151,12 @@ class LocalSspSolver final : public FlowSolver {
   // aggregator has an arc from every task but flow on few of them.
   std::vector<ArcId> fin_first_;            // by NodeId
   std::vector<ArcId> fin_next_, fin_prev_;  // by ArcId
+  // Per node, the ids of its live arcs other than self-loops, out and in, as
+  // compact arrays kept in step with the graph (O(1) add, swap-remove by the
+  // arc's position): the searches read them instead of the graph's linked
+  // lists, whose pointer chase serialises the cache misses.
+  std::vector<std::vector<ArcId>> out_, in_;  // by NodeId
+  std::vector<uint32_t> out_pos_, in_pos_;    // by ArcId
 
   // Per-solve work lists, epoch-stamped by NodeId.
   std::vector<uint32_t> touch_mark_;
@@ -168,7 +178,50 @@ class LocalSspSolver final : public FlowSolver {
   };
   std::vector<Label> label_;  // one cache line per node touched, not three
   uint32_t stamp_ = 0;
-  std::vector<std::pair<int64_t, NodeId>> heap_;
+  // Monotone priority queue for the searches (a radix heap: keys are
+  // non-negative reduced-cost distances, never below the last one popped, so
+  // each entry moves down at most 64 buckets instead of sifting through a
+  // binary heap on every push).
+  class RadixHeap {
+   public:
+    void Clear() {
+      for (auto& b : buckets_) b.clear();
+      size_ = 0;
+      last_ = 0;
+    }
+    bool Empty() const { return size_ == 0; }
+    // REQUIRES: key >= the last key popped since Clear().
+    void Push(int64_t key, NodeId v) {
+      buckets_[Bucket(key)].emplace_back(key, v);
+      ++size_;
+    }
+    std::pair<int64_t, NodeId> Pop() {
+      if (buckets_[0].empty()) {
+        size_t i = 1;
+        while (buckets_[i].empty()) ++i;
+        std::vector<std::pair<int64_t, NodeId>>& b = buckets_[i];
+        int64_t m = b[0].first;
+        for (const auto& e : b) m = std::min(m, e.first);
+        last_ = m;
+        for (const auto& e : b) buckets_[Bucket(e.first)].push_back(e);
+        b.clear();
+      }
+      std::pair<int64_t, NodeId> e = buckets_[0].back();
+      buckets_[0].pop_back();
+      --size_;
+      return e;
+    }
+
+   private:
+    size_t Bucket(int64_t key) const {
+      uint64_t x = static_cast<uint64_t>(key) ^ static_cast<uint64_t>(last_);
+      return x == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(x));
+    }
+    std::array<std::vector<std::pair<int64_t, NodeId>>, 65> buckets_;
+    size_t size_ = 0;
+    int64_t last_ = 0;
+  };
+  RadixHeap heap_;
   std::vector<NodeId> settled_list_;
   std::vector<NodeId> sources_;
   std::vector<NodeId> deficits_;
