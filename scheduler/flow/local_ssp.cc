@@ -299,19 +299,18 @@ void LocalSspSolver::Interval(const FlowGraph& g, NodeId u, int64_t& lower, int6
                               bool& low_side) const {
   upper = kMax;
   lower = kMin;
-  for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
-    NodeId v = g.head(a);
-    if (v == u) continue;
-    int64_t x = g.cost(a) + pot_[v];
-    if (flow_[a] < g.capacity(a)) upper = std::min(upper, x);  // forward: pot[u] <= x
-    if (flow_[a] > 0) lower = std::max(lower, x);              // backward: pot[u] >= x
+  (void)g;  // the kept copies and adjacency arrays are in step with it
+  for (ArcId a : out_[u]) {
+    const ArcCopy& c = arcs_[a];
+    int64_t x = c.cost + pot_[c.head];
+    if (flow_[a] < c.capacity) upper = std::min(upper, x);  // forward: pot[u] <= x
+    if (flow_[a] > 0) lower = std::max(lower, x);           // backward: pot[u] >= x
   }
-  for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
-    NodeId v = g.tail(a);
-    if (v == u) continue;
-    int64_t x = pot_[v] - g.cost(a);
-    if (flow_[a] < g.capacity(a)) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
-    if (flow_[a] > 0) upper = std::min(upper, x);              // backward u->v: pot[u] <= x
+  for (ArcId a : in_[u]) {
+    const ArcCopy& c = arcs_[a];
+    int64_t x = pot_[c.tail] - c.cost;
+    if (flow_[a] < c.capacity) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
+    if (flow_[a] > 0) upper = std::min(upper, x);           // backward u->v: pot[u] <= x
   }
   low_side = lower != kMin && pot_[u] < lower;
 }
@@ -407,24 +406,22 @@ void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
           low2 = x;
         }
       };
-      for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
-        NodeId v = g.head(a);
-        if (v == u) continue;
-        int64_t x = g.cost(a) + pot_[v];
-        if (flow_[a] < g.capacity(a)) upper = std::min(upper, x);
+      for (ArcId a : out_[u]) {
+        const ArcCopy& c = arcs_[a];
+        int64_t x = c.cost + pot_[c.head];
+        if (flow_[a] < c.capacity) upper = std::min(upper, x);
         if (flow_[a] > 0) add_lower(x, a);
       }
-      for (ArcId a = g.first_in(u); a != kNoId; a = g.next_in(a)) {
-        NodeId v = g.tail(a);
-        if (v == u) continue;
-        int64_t x = pot_[v] - g.cost(a);
-        if (flow_[a] < g.capacity(a)) add_lower(x, kNoId);
+      for (ArcId a : in_[u]) {
+        const ArcCopy& c = arcs_[a];
+        int64_t x = pot_[c.tail] - c.cost;
+        if (flow_[a] < c.capacity) add_lower(x, kNoId);
         if (flow_[a] > 0) upper = std::min(upper, x);
       }
-      for (ArcId a = g.first_out(u); a != kNoId; a = g.next_out(a)) {
-        NodeId v = g.head(a);
-        if (v == u || flow_[a] <= 0) continue;
-        const int64_t x = g.cost(a) + pot_[v];
+      for (ArcId a : out_[u]) {
+        if (flow_[a] <= 0) continue;
+        NodeId v = arcs_[a].head;
+        const int64_t x = arcs_[a].cost + pot_[v];
         const int64_t delta = std::min(flow_[a], -excess_[u]);
         const bool still = flow_[a] > delta;
         int64_t lo = low1_arc == a ? low2 : low1;
