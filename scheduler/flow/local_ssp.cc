@@ -37,7 +37,6 @@ Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
 void LocalSspSolver::Resize(const FlowGraph& g) {
   const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
-  GrowTo(flow_, arcs, int64_t{0});
   GrowTo(arcs_, arcs, ArcCopy{});
   GrowTo(pot_, nodes, int64_t{0});
   GrowTo(excess_, nodes, int64_t{0});
@@ -87,16 +86,15 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
     ArcCopy& c = arcs_[a];
     if (!g.IsArc(a)) {
       c = ArcCopy{};
-      flow_[a] = 0;
       continue;
     }
-    c = ArcCopy{g.cost(a), g.capacity(a), g.tail(a), g.head(a), true};
+    c = ArcCopy{g.cost(a), g.capacity(a), 0, g.tail(a), g.head(a)};
     NoteCost(c.cost);
     capacity_ += c.capacity;
     int64_t f = a < sol.flow.size() ? std::clamp<int64_t>(sol.flow[a], 0, c.capacity) : 0;
     if (c.tail == c.head) f = c.cost < 0 ? c.capacity : 0;
     if (c.tail != c.head) LinkAdjacent(a);
-    flow_[a] = f;
+    arcs_[a].flow = f;
     if (f > 0 && c.tail != c.head) LinkFlow(a);
     cost_ += Wide{f} * c.cost;
     excess_[c.tail] -= f;
@@ -162,13 +160,13 @@ void LocalSspSolver::UnlinkFlow(ArcId a) {
 
 void LocalSspSolver::SetFlow(ArcId a, int64_t f) {
   ArcCopy& c = arcs_[a];
-  int64_t d = f - flow_[a];
+  int64_t d = f - arcs_[a].flow;
   if (d == 0) return;
   if (c.tail != c.head) {
-    if (flow_[a] == 0) LinkFlow(a);
+    if (arcs_[a].flow == 0) LinkFlow(a);
     if (f == 0) UnlinkFlow(a);
   }
-  flow_[a] = f;
+  arcs_[a].flow = f;
   cost_ += Wide{d} * c.cost;
   if (c.tail == c.head) return;
   excess_[c.tail] -= d;
@@ -181,7 +179,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   ++stats_.synced;
   ArcCopy& c = arcs_[a];
   const bool live = g.IsArc(a);
-  if (c.alive && (!live || g.tail(a) != c.tail || g.head(a) != c.head)) {
+  if (c.alive() && (!live || g.tail(a) != c.tail || g.head(a) != c.head)) {
     SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
     capacity_ -= c.capacity;
     if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
@@ -189,9 +187,8 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     c = ArcCopy{};
   }
   if (!live) return;
-  if (!c.alive) {
-    c = ArcCopy{g.cost(a), g.capacity(a), g.tail(a), g.head(a), true};
-    flow_[a] = 0;
+  if (!c.alive()) {
+    c = ArcCopy{g.cost(a), g.capacity(a), 0, g.tail(a), g.head(a)};
     capacity_ += c.capacity;
     NoteCost(c.cost);
     if (c.tail == c.head) {
@@ -204,14 +201,14 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   }
   if (g.cost(a) != c.cost) {
     if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
-    cost_ += Wide{flow_[a]} * (Wide{g.cost(a)} - c.cost);
+    cost_ += Wide{arcs_[a].flow} * (Wide{g.cost(a)} - c.cost);
     c.cost = g.cost(a);
     NoteCost(c.cost);
   }
   if (g.capacity(a) != c.capacity) {
     capacity_ += Wide{g.capacity(a)} - c.capacity;
     c.capacity = g.capacity(a);
-    if (flow_[a] > c.capacity) SetFlow(a, c.capacity);
+    if (arcs_[a].flow > c.capacity) SetFlow(a, c.capacity);
   }
   if (c.tail == c.head) {
     SetFlow(a, c.cost < 0 ? c.capacity : 0);
@@ -252,7 +249,7 @@ Status LocalSspSolver::CheckMagnitudes(const FlowGraph& g) {
   if (max_abs_cost_ > limit && !max_exact_) {
     max_abs_cost_ = 0;
     for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-      if (arcs_[a].alive) NoteCost(arcs_[a].cost);
+      if (arcs_[a].alive()) NoteCost(arcs_[a].cost);
     }
     max_exact_ = true;
   }
@@ -276,10 +273,10 @@ void LocalSspSolver::FixArc(const FlowGraph& g, ArcId a) {
   const ArcCopy& c = arcs_[a];
   if (c.tail == c.head) return;
   int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
-  if (rc < 0 && flow_[a] < c.capacity) {
+  if (rc < 0 && arcs_[a].flow < c.capacity) {
     SetFlow(a, c.capacity);
     ++stats_.saturated_arcs;
-  } else if (rc > 0 && flow_[a] > 0) {
+  } else if (rc > 0 && arcs_[a].flow > 0) {
     SetFlow(a, 0);
     ++stats_.saturated_arcs;
   }
@@ -287,9 +284,9 @@ void LocalSspSolver::FixArc(const FlowGraph& g, ArcId a) {
 
 bool LocalSspSolver::Violated(ArcId a) const {
   const ArcCopy& c = arcs_[a];
-  if (!c.alive || c.tail == c.head) return false;
+  if (!c.alive() || c.tail == c.head) return false;
   int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
-  return (rc < 0 && flow_[a] < c.capacity) || (rc > 0 && flow_[a] > 0);
+  return (rc < 0 && arcs_[a].flow < c.capacity) || (rc > 0 && arcs_[a].flow > 0);
 }
 
 // The interval of potentials for `u` under which every residual arc at `u`
@@ -303,14 +300,14 @@ void LocalSspSolver::Interval(const FlowGraph& g, NodeId u, int64_t& lower, int6
   for (ArcId a : out_[u]) {
     const ArcCopy& c = arcs_[a];
     int64_t x = c.cost + pot_[c.head];
-    if (flow_[a] < c.capacity) upper = std::min(upper, x);  // forward: pot[u] <= x
-    if (flow_[a] > 0) lower = std::max(lower, x);           // backward: pot[u] >= x
+    if (arcs_[a].flow < c.capacity) upper = std::min(upper, x);  // forward: pot[u] <= x
+    if (arcs_[a].flow > 0) lower = std::max(lower, x);           // backward: pot[u] >= x
   }
   for (ArcId a : in_[u]) {
     const ArcCopy& c = arcs_[a];
     int64_t x = pot_[c.tail] - c.cost;
-    if (flow_[a] < c.capacity) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
-    if (flow_[a] > 0) upper = std::min(upper, x);           // backward u->v: pot[u] <= x
+    if (arcs_[a].flow < c.capacity) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
+    if (arcs_[a].flow > 0) upper = std::min(upper, x);           // backward u->v: pot[u] <= x
   }
   low_side = lower != kMin && pot_[u] < lower;
 }
@@ -409,27 +406,27 @@ void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
       for (ArcId a : out_[u]) {
         const ArcCopy& c = arcs_[a];
         int64_t x = c.cost + pot_[c.head];
-        if (flow_[a] < c.capacity) upper = std::min(upper, x);
-        if (flow_[a] > 0) add_lower(x, a);
+        if (arcs_[a].flow < c.capacity) upper = std::min(upper, x);
+        if (arcs_[a].flow > 0) add_lower(x, a);
       }
       for (ArcId a : in_[u]) {
         const ArcCopy& c = arcs_[a];
         int64_t x = pot_[c.tail] - c.cost;
-        if (flow_[a] < c.capacity) add_lower(x, kNoId);
-        if (flow_[a] > 0) upper = std::min(upper, x);
+        if (arcs_[a].flow < c.capacity) add_lower(x, kNoId);
+        if (arcs_[a].flow > 0) upper = std::min(upper, x);
       }
       for (ArcId a : out_[u]) {
-        if (flow_[a] <= 0) continue;
+        if (arcs_[a].flow <= 0) continue;
         NodeId v = arcs_[a].head;
         const int64_t x = arcs_[a].cost + pot_[v];
-        const int64_t delta = std::min(flow_[a], -excess_[u]);
-        const bool still = flow_[a] > delta;
+        const int64_t delta = std::min(arcs_[a].flow, -excess_[u]);
+        const bool still = arcs_[a].flow > delta;
         int64_t lo = low1_arc == a ? low2 : low1;
         if (still) lo = std::max(lo, x);
         int64_t hi = std::min(upper, x);
         if (lo > hi) continue;
         pot_[u] = std::clamp(pot_[u], lo, hi);
-        SetFlow(a, flow_[a] - delta);
+        SetFlow(a, arcs_[a].flow - delta);
         ++stats_.retracted;
         work_.push_back(v);
         moved = true;
@@ -477,7 +474,7 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
     for (ArcId a : out_[u]) {
       ++scanned;
       const ArcCopy& c = arcs_[a];
-      if (flow_[a] >= c.capacity) continue;
+      if (arcs_[a].flow >= c.capacity) continue;
       relax(c.head, du + c.cost + pot_[c.head]);
     }
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
@@ -538,12 +535,12 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
     for (ArcId a : in_[u]) {
       ++scanned;
       const ArcCopy& c = arcs_[a];
-      if (flow_[a] >= c.capacity) continue;
+      if (arcs_[a].flow >= c.capacity) continue;
       relax(c.tail, du + c.cost - pot_[c.tail]);
     }
     for (ArcId a : out_[u]) {
       ++scanned;
-      if (flow_[a] <= 0) continue;
+      if (arcs_[a].flow <= 0) continue;
       const ArcCopy& c = arcs_[a];
       relax(c.head, du - c.cost - pot_[c.head]);
     }
@@ -563,10 +560,11 @@ bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back
   const ArcCopy& c = arcs_[a];
   if (back) {
     v = c.tail;
-    return v != u && flow_[a] > 0 && label_[v].done == stamp_ && pot_[v] - c.cost == pot_[u];
+    return v != u && arcs_[a].flow > 0 && label_[v].done == stamp_ && pot_[v] - c.cost == pot_[u];
   }
   v = c.head;
-  return v != u && flow_[a] < c.capacity && label_[v].done == stamp_ && c.cost + pot_[v] == pot_[u];
+  return v != u && arcs_[a].flow < c.capacity && label_[v].done == stamp_ &&
+         c.cost + pot_[v] == pot_[u];
 }
 
 // Breadth-first levels over admissible arcs from the sources; paths end at
@@ -663,11 +661,11 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
       int64_t delta = std::min(excess_[s], -excess_[u]);
       for (uint64_t p : path_) {
         ArcId a = static_cast<ArcId>(p >> 1);
-        delta = std::min(delta, (p & 1) != 0 ? flow_[a] : g.capacity(a) - flow_[a]);
+        delta = std::min(delta, (p & 1) != 0 ? arcs_[a].flow : g.capacity(a) - arcs_[a].flow);
       }
       for (uint64_t p : path_) {
         ArcId a = static_cast<ArcId>(p >> 1);
-        SetFlow(a, (p & 1) != 0 ? flow_[a] - delta : flow_[a] + delta);
+        SetFlow(a, (p & 1) != 0 ? arcs_[a].flow - delta : arcs_[a].flow + delta);
       }
     }
   }
@@ -746,7 +744,7 @@ Status LocalSspSolver::Emit(const FlowGraph& g, FlowSolution* out) {
   const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
   ReserveWithSlack(out->flow, arcs);
   out->flow.resize(arcs);
-  if (arcs > 0) std::memcpy(out->flow.data(), flow_.data(), arcs * sizeof(int64_t));
+  for (size_t a = 0; a < arcs; ++a) out->flow[a] = arcs_[a].flow;
   ReserveWithSlack(out->potential, nodes);
   out->potential.resize(nodes);
   if (nodes > 0) std::memcpy(out->potential.data(), pot_.data(), nodes * sizeof(int64_t));
@@ -785,7 +783,7 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
   if (all) {  // every arc may be violated: check them all
     check_.clear();
     for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-      if (arcs_[a].alive) check_.push_back(a);
+      if (arcs_[a].alive()) check_.push_back(a);
     }
   }
   revision_ = g.revision();
@@ -811,7 +809,7 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
 Status LocalSspSolver::CheckState(const FlowGraph& g) const {
   auto fail = [](const std::string& what) { return Status(StatusCode::kInternal, what); };
   if (!has_state_) return Status::Ok();
-  if (flow_.size() < g.arc_id_bound() || pot_.size() < g.node_id_bound()) {
+  if (arcs_.size() < g.arc_id_bound() || pot_.size() < g.node_id_bound()) {
     return fail("state arrays smaller than the graph's id bounds");
   }
   std::vector<int64_t> excess(g.node_id_bound(), 0);
@@ -830,16 +828,16 @@ Status LocalSspSolver::CheckState(const FlowGraph& g) const {
   }
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
     const ArcCopy& c = arcs_[a];
-    if (c.alive != g.IsArc(a)) return fail("arc " + std::to_string(a) + " liveness differs");
+    if (c.alive() != g.IsArc(a)) return fail("arc " + std::to_string(a) + " liveness differs");
     if (!g.IsArc(a)) {
-      if (flow_[a] != 0) return fail("dead arc " + std::to_string(a) + " has flow");
+      if (arcs_[a].flow != 0) return fail("dead arc " + std::to_string(a) + " has flow");
       continue;
     }
     if (c.tail != g.tail(a) || c.head != g.head(a) || c.cost != g.cost(a) ||
         c.capacity != g.capacity(a)) {
       return fail("arc " + std::to_string(a) + " copy differs from the graph");
     }
-    int64_t f = flow_[a];
+    int64_t f = arcs_[a].flow;
     if (f < 0 || f > c.capacity) return fail("arc " + std::to_string(a) + " flow out of bounds");
     cost += Wide{f} * c.cost;
     capacity += c.capacity;
@@ -858,11 +856,11 @@ Status LocalSspSolver::CheckState(const FlowGraph& g) const {
   }
   size_t with_flow = 0, listed = 0;
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    with_flow += g.IsArc(a) && g.tail(a) != g.head(a) && flow_[a] > 0;
+    with_flow += g.IsArc(a) && g.tail(a) != g.head(a) && arcs_[a].flow > 0;
   }
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     for (ArcId a = fin_first_[n]; a != kNoId; a = fin_next_[a]) {
-      if (++listed > with_flow || !g.IsArc(a) || g.head(a) != n || flow_[a] <= 0) {
+      if (++listed > with_flow || !g.IsArc(a) || g.head(a) != n || arcs_[a].flow <= 0) {
         return fail("node " + std::to_string(n) + "'s list of arcs with flow is wrong");
       }
     }

@@ -91,12 +91,15 @@ class LocalSspSolver final : public FlowSolver {
   Status CheckState(const FlowGraph& graph) const;
 
  private:
+  // 32 bytes: one arc's copy and its flow share half a cache line, so a
+  // scan touches one line per arc.
   struct ArcCopy {
     int64_t cost = 0;
     int64_t capacity = 0;
-    NodeId tail = kNoId;
+    int64_t flow = 0;
+    NodeId tail = kNoId;  // kNoId: no live arc has this id
     NodeId head = kNoId;
-    bool alive = false;
+    bool alive() const { return tail != kNoId; }
   };
 
   void LoadSolution(const FlowGraph& g, const FlowSolution& sol);
@@ -132,8 +135,7 @@ class LocalSspSolver final : public FlowSolver {
   uint64_t revision_ = 0;
   bool repair_all_ = false;  // a solve stopped before its repair
 
-  // Kept state, by ArcId / NodeId.
-  std::vector<int64_t> flow_;
+  // Kept state, by ArcId / NodeId (the flow of each arc is in its copy).
   std::vector<ArcCopy> arcs_;
   std::vector<int64_t> pot_;
   std::vector<int64_t> excess_;
