@@ -109,8 +109,21 @@ Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& po
   return cs_.Run(net_, pot, cancel);
 }
 
+void IncrementalSolver::LoadPrevious() {
+  if (!prev_in_net_) return;
+  prev_in_net_ = false;
+  AssignReuse(prev_flow_, prev_arc_bound_, int64_t{0});
+  for (ArcId a = 0; a < prev_arc_bound_; ++a) {
+    const uint32_t pos = net_.forward(a);  // kNoId: dead arc or self-loop
+    if (pos != kNoId) prev_flow_[a] = net_.arc(net_.arc(pos).rev).resid;
+  }
+  AssignReuse(prev_pot_, prev_node_bound_, int64_t{0});
+  for (uint32_t u = 0; u < net_.node_count(); ++u) prev_pot_[net_.node_id(u)] = pot_[u];
+}
+
 Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& pot,
                                     const CancelFlag* cancel) {
+  LoadPrevious();
   COPSE_RETURN_IF_ERROR(net_.Build(g, &prev_flow_, /*skip_new_arcs=*/true));
   InitPotentials(g, pot);
   IncrementalOptions::Engine engine = options_.engine;
@@ -152,8 +165,9 @@ Status IncrementalSolver::Solve(const FlowGraph& g, FlowSolution* out, const Can
   // A race's loser stops here rather than extracting a solution nobody reads.
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(net_.Extract(g, pot, out));
-  CopyReuse(prev_flow_, out->flow);
-  CopyReuse(prev_pot_, out->potential);
+  prev_in_net_ = true;
+  prev_arc_bound_ = g.arc_id_bound();
+  prev_node_bound_ = g.node_id_bound();
   has_prev_ = true;
   return Status::Ok();
 }
@@ -162,6 +176,7 @@ void IncrementalSolver::Adopt(const FlowGraph& g, const FlowSolution& solution) 
   (void)g;
   CopyReuse(prev_flow_, solution.flow);
   CopyReuse(prev_pot_, solution.potential);
+  prev_in_net_ = false;
   has_prev_ = true;
 }
 

@@ -69,7 +69,7 @@ class IncrementalSolver final : public FlowSolver {
   void Adopt(const FlowGraph& graph, const FlowSolution& solution) override;
   const Stats& stats() const { return stats_; }
   // Forgets the previous solution; the next solve starts from scratch.
-  void Reset() { has_prev_ = false; }
+  void Reset() { has_prev_ = prev_in_net_ = false; }
 
  private:
   Status SolveCold(const FlowGraph& graph, std::vector<int64_t>& pot, const CancelFlag* cancel);
@@ -84,7 +84,16 @@ class IncrementalSolver final : public FlowSolver {
   ShortestPathEngine ssp_;
   RelaxationEngine relax_;
   CostScalingEngine cs_;
+  // Materializes prev_flow_/prev_pot_ from net_ and pot_ when they hold it.
+  void LoadPrevious();
+
   bool has_prev_ = false;
+  // After a successful solve the previous solution stays in net_ and pot_
+  // (graph ids up to prev_arc_bound_) and is copied out by id only when a
+  // warm solve needs it, so that a one-shot solve does not pay for the copy.
+  bool prev_in_net_ = false;
+  uint32_t prev_arc_bound_ = 0;
+  uint32_t prev_node_bound_ = 0;
   std::vector<int64_t> prev_flow_;  // by ArcId
   std::vector<int64_t> prev_pot_;   // by NodeId
   std::vector<int64_t> pot_;        // dense potentials of the current solve
