@@ -60,6 +60,8 @@ int blocks_in_flight = dfs::DfsClientOptions{}.blocks_in_flight;  // for the wri
 
 using Clock = std::chrono::steady_clock;
 
+volatile uint32_t crc_sink = 0;  // receives the CRC timing loop's result
+
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 std::filesystem::path SelfDir() {
@@ -419,7 +421,7 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
             at, std::min<size_t>(1u << 20, data.size() - at)));
       }
       double secs = Seconds(Clock::now() - start);
-      if (sum == 0x5eed) std::cerr << "";  // keeps the loop
+      crc_sink = sum;  // the sums are used, so the loop is not optimised away
       return secs;
     });
     if (!crc.ok()) return fail(crc.status());
