@@ -30,10 +30,16 @@ CoreBuffers<T>& ThreadBuffers() {
 }
 
 // The push-relabel core in arithmetic type T (int64_t or Wide). Potentials
-// `p_` are in scaled units (original cost * scale_). Work is kept local to
-// the nodes that need it: only "dirty" nodes (whose potentials moved, or
-// whose neighbours' did) can have residual arcs of negative reduced cost, so
-// only they are scanned when a refine starts or prices are refined.
+// `p_` are in scaled units (original cost * scale_). In a warm run work is
+// kept local to the nodes that need it: only "dirty" nodes (whose potentials
+// moved, or whose neighbours' did) can have residual arcs of negative reduced
+// cost, so only they are scanned when a refine starts or prices are refined.
+// A cold run (without price refine) touches nearly every node in every
+// refine, so it keeps no such record ("whole" mode): each refine scans every
+// node, and a global update that moves potentials restarts every node's
+// current arc instead of visiting the arcs into each node it moved (at scale
+// (a) that visit was a quarter of the global update's arc reads, each a
+// random access to the partner arc; docs/flow.md, run 5).
 template <typename T>
 class Core {
  public:
@@ -59,6 +65,11 @@ class Core {
   Outcome RunCold() {
     for (uint32_t u = 0; u < n_; ++u) MarkDirty(u);
     T eps = MaxViolation();
+    if (!opt_.price_refine) {  // price refine needs the dirty record
+      whole_ = true;
+      for (uint32_t u : dirty_) dirty_flag_[u] = 0;
+      dirty_.clear();
+    }
     return Scale(eps, false);
   }
 
@@ -69,8 +80,9 @@ class Core {
     return Scale(std::max<T>(eps, 1), true);
   }
 
-  // Nodes whose potential changed.
+  // Nodes whose potential changed; every node when whole().
   const std::vector<uint32_t>& changed() const { return ever_; }
+  bool whole() const { return whole_; }
 
  private:
   static constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
@@ -83,14 +95,16 @@ class Core {
   T Rc(uint32_t u, const ResidualArc& r) const { return Scaled(r.cost) - p_[u] + p_[r.head]; }
 
   void MarkDirty(uint32_t u) {
+    if (whole_) return;
     if (!dirty_flag_[u]) {
       dirty_flag_[u] = 1;
       dirty_.push_back(u);
     }
   }
   void MarkChanged(uint32_t u) {
-    MarkDirty(u);
     cur_[u] = net_.begin(u);
+    if (whole_) return;
+    MarkDirty(u);
     if (!ever_flag_[u]) {
       ever_flag_[u] = 1;
       ever_.push_back(u);
@@ -115,6 +129,9 @@ class Core {
     }
     while (eps > 1) {
       eps = std::max<T>(1, eps / opt_.scaling_factor);
+      // One refine at 1 instead of two (say at 2 and 1): every refine costs
+      // at least a pass over the arcs and a global update.
+      if (eps < opt_.scaling_factor) eps = 1;
       if (IsCancelled(cancel_)) return Outcome::kCancelled;
       if (opt_.price_refine && PriceRefine(eps)) {
         ++stats_.skipped_by_price_refine;
@@ -187,15 +204,23 @@ class Core {
     }
   }
 
-  Outcome Refine(T eps) {
-    for (uint32_t u : dirty_) {
-      dirty_flag_[u] = 0;
-      for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
-        const ResidualArc& r = net_.arc(a);
-        if (r.resid > 0 && Rc(u, r) < 0) net_.Push(a, r.resid);
-      }
+  void SaturateNegative(uint32_t u) {
+    for (uint32_t a = net_.begin(u); a < net_.end(u); ++a) {
+      const ResidualArc& r = net_.arc(a);
+      if (r.resid > 0 && Rc(u, r) < 0) net_.Push(a, r.resid);
     }
-    dirty_.clear();
+  }
+
+  Outcome Refine(T eps) {
+    if (whole_) {
+      for (uint32_t u = 0; u < n_; ++u) SaturateNegative(u);
+    } else {
+      for (uint32_t u : dirty_) {
+        dirty_flag_[u] = 0;
+        SaturateNegative(u);
+      }
+      dirty_.clear();
+    }
     active_.clear();
     T highest = 0;
     for (uint32_t u = 0; u < n_; ++u) {
@@ -343,11 +368,18 @@ class Core {
       if (active_left == 0) break;
     }
     const uint32_t top = std::min<uint32_t>(k, max_bucket);
+    bool moved = false;
     for (uint32_t v : settled_) {
       if (dist_[v] == top) continue;
       p_[v] -= static_cast<T>(top - dist_[v]) * eps;
+      moved = true;
+      if (whole_) continue;
       MarkChanged(v);
       MarkInNeighbours(v);
+    }
+    // A lowered potential can make arcs into its node admissible.
+    if (whole_ && moved) {
+      for (uint32_t u = 0; u < n_; ++u) cur_[u] = net_.begin(u);
     }
     for (uint32_t v : touched_) bucket_of_[v] = kUnset;
     touched_.clear();
@@ -362,6 +394,7 @@ class Core {
   T scale_;
   T limit_ = 0;
   bool warm_ = false;
+  bool whole_ = false;  // no dirty record: every node is scanned in every refine
   CoreBuffers<T>& buf_ = ThreadBuffers<T>();
   std::vector<T>& trial_ = buf_.trial;
   std::vector<uint32_t>& cur_ = buf_.cur;
@@ -400,8 +433,13 @@ Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOp
   Core<T> core(net, p, opt, stats, cancel);
   Outcome o = warm_eps > 0 ? core.RunWarm(static_cast<T>(warm_eps) * scale) : core.RunCold();
   if (o != Outcome::kDone) return o;
-  for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
-  CopyReuse(*changed, core.changed());
+  if (core.whole()) {
+    for (size_t u = 0; u < pot.size(); ++u) pot[u] = FloorDiv(p[u], scale);
+    changed->clear();  // the cold caller fixes every node's potential anyway
+  } else {
+    for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
+    CopyReuse(*changed, core.changed());
+  }
   return o;
 }
 

@@ -1,0 +1,89 @@
+// Cost scaling's cold solve in both of its modes (no dirty record when price
+// refine is off, the dirty record when it is on) and with scaling factors
+// whose epsilon sequences end differently (the last refine jumps to 1 once
+// epsilon would drop below the factor), against LEMON's NetworkSimplex on
+// every random shape, infeasible and zero-cost-cycle ones included.
+#include "scheduler/flow/cost_scaling.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::flow {
+namespace {
+
+using testing::Shape;
+
+struct Variant {
+  int factor;
+  bool price_refine;
+};
+
+class CostScalingTest : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(CostScalingTest, AgreesWithLemonOnRandomShapes) {
+  constexpr int kSizes[] = {6, 15, 33, 60};
+  CostScalingOptions options;
+  options.scaling_factor = GetParam().factor;
+  options.price_refine = GetParam().price_refine;
+  int infeasible = 0;
+  for (int shape = 0; shape < testing::kShapeCount; ++shape) {
+    for (int seed = 0; seed < 16; ++seed) {
+      const std::string what =
+          testing::ShapeName(static_cast<Shape>(shape)) + " seed " + std::to_string(seed);
+      FlowGraph g =
+          testing::RandomGraph(static_cast<Shape>(shape), kSizes[seed % 4], 7000 * shape + seed);
+      lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+      CostScalingSolver solver(options);
+      FlowSolution sol;
+      Status st = solver.Solve(g, &sol, nullptr);
+      if (!oracle.feasible) {
+        EXPECT_EQ(st.code(), StatusCode::kInfeasible) << what << ": " << st.ToString();
+        ++infeasible;
+        continue;
+      }
+      ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+      EXPECT_EQ(sol.cost, oracle.cost) << what;
+      Status check = CheckSolution(g, sol);
+      EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
+    }
+  }
+  EXPECT_GT(infeasible, 0);  // the infeasible shape was exercised
+}
+
+// The same solver object solving problems of different sizes one after
+// another (the core's buffers are kept per thread between solves).
+TEST_P(CostScalingTest, ReusesBuffersAcrossSizes) {
+  CostScalingOptions options;
+  options.scaling_factor = GetParam().factor;
+  options.price_refine = GetParam().price_refine;
+  CostScalingSolver solver(options);
+  constexpr int kSizes[] = {70, 9, 45, 12, 70};
+  for (int i = 0; i < 5; ++i) {
+    FlowGraph g = testing::RandomGraph(Shape::kNegativeCosts, kSizes[i], 90 + i);
+    lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+    FlowSolution sol;
+    Status st = solver.Solve(g, &sol, nullptr);
+    ASSERT_EQ(st.ok(), oracle.feasible) << i << ": " << st.ToString();
+    if (!oracle.feasible) continue;
+    EXPECT_EQ(sol.cost, oracle.cost) << i;
+    EXPECT_TRUE(CheckSolution(g, sol).ok()) << i;
+  }
+}
+
+std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
+  return "factor" + std::to_string(info.param.factor) +
+         (info.param.price_refine ? "_price_refine" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CostScalingTest,
+                         ::testing::Values(Variant{2, false}, Variant{3, false}, Variant{16, false},
+                                           Variant{64, false}, Variant{5, true}, Variant{16, true}),
+                         VariantName);
+
+}  // namespace
+}  // namespace copse::flow
