@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -78,6 +79,10 @@ std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
   }
   if (name == "incremental_local_nopull") {
     o.pull_potentials = false;
+    return std::make_unique<flow::LocalSspSolver>(o);
+  }
+  if (name.rfind("incremental_local_look", 0) == 0) {  // incremental_local_lookN: N hops
+    o.lookahead = std::stoi(name.substr(std::strlen("incremental_local_look")));
     return std::make_unique<flow::LocalSspSolver>(o);
   }
   return flow::MakeSolver(name).value();
@@ -252,6 +257,7 @@ struct Runner {
           r["potential_moves"] = ls.potential_moves;
           r["saturated_arcs"] = ls.saturated_arcs;
           r["retracted"] = ls.retracted;
+          r["lookahead_moves"] = ls.lookahead_moves;
           r["excess_units"] = ls.excess_units;
           r["phases"] = ls.phases;
           r["reverse_phases"] = ls.reverse_phases;

@@ -368,6 +368,67 @@ void LocalSspSolver::Repair(const FlowGraph& g) {
   }
   for (ArcId a : violated_) FixArc(g, a);
   if (options_.retract_deficits) RetractDeficits(g);
+  if (options_.lookahead > 0) LookAhead(g);
+}
+
+// The node that bounds u's potential from above (the head of its tightest
+// forward residual arc or the tail of its tightest backward one), kNoId if none.
+NodeId LocalSspSolver::TightAbove(NodeId u) const {
+  int64_t upper = kMax;
+  NodeId w = kNoId;
+  for (ArcId a : out_[u]) {
+    const ArcCopy& c = arcs_[a];
+    if (c.flow < c.capacity && c.cost + pot_[c.head] < upper) {
+      upper = c.cost + pot_[c.head];
+      w = c.head;
+    }
+  }
+  for (ArcId a : in_[u]) {
+    const ArcCopy& c = arcs_[a];
+    if (c.flow > 0 && pot_[c.tail] - c.cost < upper) {
+      upper = pot_[c.tail] - c.cost;
+      w = c.tail;
+    }
+  }
+  return w;
+}
+
+// Pulls each source (a node with excess) toward the deficits without moving
+// flow: the node that bounds its potential from above (TightAbove) is raised
+// to the top of its own interval, after that node's own bound, up to
+// `lookahead` hops deep, and then the source. Raising a potential inside its
+// interval keeps every arc at the node satisfied and changes no reduced-cost
+// path length between other nodes, so each source's distance to the
+// deficits drops by as much as its own potential rises. (At scale (c) a new
+// task that will wait sits behind its job's unscheduled node, whose potential
+// had been left far below the sink's: the backward search swept the whole
+// graph to reach it.)
+void LocalSspSolver::LookAhead(const FlowGraph& g) {
+  int64_t lower, upper;
+  bool low_side;
+  for (NodeId s : pending_) {
+    if (s >= node_alive_.size() || !node_alive_[s] || excess_[s] <= 0 ||
+        out_[s].size() + in_[s].size() > kPullDegree) {
+      continue;
+    }
+    chain_.clear();
+    NodeId u = s;
+    for (int k = 0; k < options_.lookahead; ++k) {
+      NodeId w = TightAbove(u);
+      if (w == kNoId || excess_[w] != 0 || out_[w].size() + in_[w].size() > kPullDegree) break;
+      chain_.push_back(w);
+      u = w;
+    }
+    std::reverse(chain_.begin(), chain_.end());
+    chain_.push_back(s);
+    for (NodeId w : chain_) {
+      Interval(g, w, lower, upper, low_side);
+      if (upper != kMax && upper > pot_[w] && lower <= upper) {
+        pot_[w] = upper;
+        ++stats_.lookahead_moves;
+      }
+    }
+  }
 }
 
 // A deficit left where flow used to arrive (a finished task's computer, a

@@ -14,6 +14,9 @@
 //      its residual arcs allow (a new node takes the top of it), which absorbs
 //      most cost changes without moving flow (a waiting task's rising wait
 //      cost); arcs at touched nodes that are still violated are saturated;
+//      deficits are retracted downstream, and each node with excess is
+//      pulled toward the deficits together with the nodes along its tightest
+//      arcs (LookAhead);
 //   3. route: successive shortest paths from the nodes with excess —
 //      multi-source Dijkstra over reduced costs on the graph's own adjacency
 //      lists, stopping once the deficits reached can absorb the excess
@@ -58,6 +61,9 @@ struct LocalSspOptions {
   // at (c): one backward phase where the forward search took 350; with many
   // deficits each backward phase sweeps the graph to route a few units).
   bool reverse_search = true;
+  // Before routing, each source's potential is pulled up together with the
+  // nodes along its tightest arcs, up to this many hops (LookAhead).
+  int lookahead = 2;
 };
 
 class LocalSspSolver final : public FlowSolver {
@@ -70,6 +76,7 @@ class LocalSspSolver final : public FlowSolver {
     uint64_t potential_moves = 0;  // touched nodes whose potential moved
     uint64_t saturated_arcs = 0;   // violated arcs saturated by the repair
     uint64_t retracted = 0;        // deficits moved downstream by the repair
+    uint64_t lookahead_moves = 0;  // potentials raised by LookAhead
     int64_t excess_units = 0;      // units of excess left for routing
     uint64_t phases = 0;           // Dijkstra phases
     uint64_t reverse_phases = 0;   // ...of which searched backwards
@@ -115,6 +122,8 @@ class LocalSspSolver final : public FlowSolver {
   void Interval(const FlowGraph& g, NodeId u, int64_t& lower, int64_t& upper, bool& low_side) const;
   void FixArc(const FlowGraph& g, ArcId a);
   void RetractDeficits(const FlowGraph& g);
+  NodeId TightAbove(NodeId u) const;
+  void LookAhead(const FlowGraph& g);
   void SetFlow(ArcId a, int64_t f);
   void LinkAdjacent(ArcId a);
   void UnlinkAdjacent(ArcId a);
@@ -168,6 +177,7 @@ class LocalSspSolver final : public FlowSolver {
   std::vector<ArcId> check_;     // arcs added or changed in this batch
   std::vector<ArcId> violated_;  // ...of which violated before the repair
   std::vector<NodeId> work_;     // RetractDeficits' worklist
+  std::vector<NodeId> chain_;    // LookAhead's path
   // Nodes with more arcs than this are not pulled (their scan would cost more
   // than it saves).
   static constexpr uint32_t kPullDegree = 4096;

@@ -40,23 +40,49 @@ Status SolveAndCheck(LocalSspSolver& solver, const FlowGraph& g, const std::stri
   return st;
 }
 
-TEST(LocalSspTest, KeptStateMatchesRebuildAlongRandomChanges) {
+struct SequenceTotals {
   int warm = 0;
+  uint64_t lookahead_moves = 0;
+};
+
+SequenceTotals RunRandomSequences(const LocalSspOptions& options, const std::string& label) {
+  SequenceTotals totals;
   for (int seq = 0; seq < 48; ++seq) {
     std::mt19937_64 rng(4242 + seq);
     Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
     FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 8, 900 + seq);
-    LocalSspSolver solver;
+    LocalSspSolver solver(options);
     for (int step = 0; step < 15; ++step) {
-      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) + " step " +
-                         std::to_string(step);
+      std::string what = label + " " + testing::ShapeName(shape) + " sequence " +
+                         std::to_string(seq) + " step " + std::to_string(step);
       (void)SolveAndCheck(solver, g, what);
-      warm += solver.stats().warm;
+      totals.warm += solver.stats().warm;
+      totals.lookahead_moves += solver.stats().lookahead_moves;
       g.CommitChanges();
       testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
     }
   }
-  EXPECT_GT(warm, 48 * 8);  // most solves started from the kept state
+  return totals;
+}
+
+TEST(LocalSspTest, KeptStateMatchesRebuildAlongRandomChanges) {
+  SequenceTotals t = RunRandomSequences(LocalSspOptions{}, "default");
+  EXPECT_GT(t.warm, 48 * 8);         // most solves started from the kept state
+  EXPECT_GT(t.lookahead_moves, 0u);  // the look-ahead moved potentials
+}
+
+// The same sequences with the look-ahead off and deeper, and with forward
+// searches only: each variant must reach the same optimum.
+TEST(LocalSspTest, VariantsAgreeAlongRandomChanges) {
+  LocalSspOptions none;
+  none.lookahead = 0;
+  EXPECT_EQ(RunRandomSequences(none, "lookahead 0").lookahead_moves, 0u);
+  LocalSspOptions deep;
+  deep.lookahead = 8;
+  EXPECT_GT(RunRandomSequences(deep, "lookahead 8").lookahead_moves, 0u);
+  LocalSspOptions forward;
+  forward.reverse_search = false;
+  (void)RunRandomSequences(forward, "forward only");
 }
 
 TEST(LocalSspTest, CapacityBelowFlowRemovalAndIdReuse) {
