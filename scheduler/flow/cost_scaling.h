@@ -42,6 +42,8 @@ class CostScalingEngine {
     uint64_t skipped_by_price_refine = 0;
     uint64_t relabels = 0;
     uint64_t global_updates = 0;
+    uint64_t optimality_checks = 0;  // cold run: is the flow optimal already?
+    uint64_t proved_optimal = 0;     // ... and it was (the later refines skipped)
     bool used_wide = false;
   };
 

@@ -2,7 +2,9 @@
 // refine is off, the dirty record when it is on) and with scaling factors
 // whose epsilon sequences end differently (the last refine jumps to 1 once
 // epsilon would drop below the factor), against LEMON's NetworkSimplex on
-// every random shape, infeasible and zero-cost-cycle ones included.
+// every random shape, infeasible and zero-cost-cycle ones included. Without
+// price refine the solve also checks, once epsilon is small, whether its flow
+// is optimal already; both outcomes of that check occur here.
 #include "scheduler/flow/cost_scaling.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +33,7 @@ TEST_P(CostScalingTest, AgreesWithLemonOnRandomShapes) {
   options.scaling_factor = GetParam().factor;
   options.price_refine = GetParam().price_refine;
   int infeasible = 0;
+  uint64_t checks = 0, proved = 0;
   for (int shape = 0; shape < testing::kShapeCount; ++shape) {
     for (int seed = 0; seed < 16; ++seed) {
       const std::string what =
@@ -47,12 +50,20 @@ TEST_P(CostScalingTest, AgreesWithLemonOnRandomShapes) {
         continue;
       }
       ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+      checks += solver.stats().optimality_checks;
+      proved += solver.stats().proved_optimal;
       EXPECT_EQ(sol.cost, oracle.cost) << what;
       Status check = CheckSolution(g, sol);
       EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
     }
   }
   EXPECT_GT(infeasible, 0);  // the infeasible shape was exercised
+  if (GetParam().price_refine) {
+    EXPECT_EQ(checks, 0u);
+  } else {
+    EXPECT_GT(proved, 0u);      // refines were skipped after a proof
+    EXPECT_GT(checks, proved);  // and some checks found a flow not yet optimal
+  }
 }
 
 // The same solver object solving problems of different sizes one after
