@@ -469,6 +469,12 @@ class Core {
   std::vector<uint32_t>& ever_ = buf_.ever;
 };
 
+// REQUIRES: b > 0.
+int64_t FloorDiv(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return a % b != 0 && a < 0 ? q - 1 : q;
+}
+
 int64_t FloorDiv(Wide a, Wide b) {
   Wide q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -519,7 +525,10 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   }
   if (o == Outcome::kCancelled) return Cancelled("solve cancelled");
   if (o != Outcome::kDone) return Internal("cost scaling: an active node cannot reach a deficit");
-  // Rounded potentials are 1-optimal in original units; make them exact.
+  // Potentials proved exact in scaled units stay exact when rounded down
+  // (c * s >= a - b implies c >= floor(a / s) - floor(b / s)); otherwise the
+  // rounded ones are 1-optimal in original units: make them exact.
+  if (stats_.proved_optimal > 0 && !stats_.used_wide) return Status::Ok();
   if (!FixPotentials(net, pot, 0, 0, cancel)) return Cancelled("solve cancelled");
   return Status::Ok();
 }
