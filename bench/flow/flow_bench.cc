@@ -81,6 +81,10 @@ std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
     o.pull_potentials = false;
     return std::make_unique<flow::LocalSspSolver>(o);
   }
+  if (name == "incremental_local_notree") {
+    o.tree_augment = false;
+    return std::make_unique<flow::LocalSspSolver>(o);
+  }
   if (name.rfind("incremental_local_look", 0) == 0) {  // incremental_local_lookN: N hops
     o.lookahead = std::stoi(name.substr(std::strlen("incremental_local_look")));
     return std::make_unique<flow::LocalSspSolver>(o);
@@ -258,6 +262,7 @@ struct Runner {
           r["saturated_arcs"] = ls.saturated_arcs;
           r["retracted"] = ls.retracted;
           r["lookahead_moves"] = ls.lookahead_moves;
+          r["tree_paths"] = ls.tree_paths;
           r["excess_units"] = ls.excess_units;
           r["phases"] = ls.phases;
           r["reverse_phases"] = ls.reverse_phases;
@@ -265,6 +270,8 @@ struct Runner {
           r["scanned"] = ls.scanned;
           r["sync_ms"] = ls.sync_ms;
           r["repair_ms"] = ls.repair_ms;
+          r["search_ms"] = ls.search_ms;
+          r["flow_ms"] = ls.flow_ms;
           r["route_ms"] = ls.route_ms;
           r["emit_ms"] = ls.emit_ms;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());

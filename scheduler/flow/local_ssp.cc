@@ -508,14 +508,18 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
   for (NodeId s : sources_) {
     label_[s].dist = 0;
     label_[s].seen = stamp_;
+    label_[s].parent = kNoId;
     heap_.Push(0, s);
   }
   int64_t reached = 0, radius = 0;
-  auto relax = [&](NodeId v, int64_t nd) {
-    if (label_[v].done == stamp_) return;
-    if (label_[v].seen != stamp_ || nd < label_[v].dist) {
-      label_[v].seen = stamp_;
-      label_[v].dist = nd;
+  auto relax = [&](NodeId v, int64_t nd, ArcId a, uint32_t back) {
+    Label& l = label_[v];
+    if (l.done == stamp_) return;
+    if (l.seen != stamp_ || nd < l.dist) {
+      l.seen = stamp_;
+      l.dist = nd;
+      l.parent = a;
+      l.back = back;
       heap_.Push(nd, v);
     }
   };
@@ -536,12 +540,12 @@ bool LocalSspSolver::Dijkstra(const FlowGraph& g, int64_t total, const CancelFla
       ++scanned;
       const ArcCopy& c = arcs_[a];
       if (arcs_[a].flow >= c.capacity) continue;
-      relax(c.head, du + c.cost + pot_[c.head]);
+      relax(c.head, du + c.cost + pot_[c.head], a, 0);
     }
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
       ++scanned;
       const ArcCopy& c = arcs_[a];
-      relax(c.tail, du - c.cost + pot_[c.tail]);
+      relax(c.tail, du - c.cost + pot_[c.tail], a, 1);
     }
   }
   stats_.settled += settled_list_.size();
@@ -567,15 +571,18 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
   for (NodeId d : deficits_) {
     label_[d].dist = 0;
     label_[d].seen = stamp_;
+    label_[d].parent = kNoId;
     heap_.Push(0, d);
   }
   int64_t reached = 0, radius = 0;
-  auto relax = [&](NodeId w, int64_t nd) {
+  auto relax = [&](NodeId w, int64_t nd, ArcId a, uint32_t back) {
     Label& l = label_[w];
     if (l.done == stamp_) return;
     if (l.seen != stamp_ || nd < l.dist) {
       l.seen = stamp_;
       l.dist = nd;
+      l.parent = a;
+      l.back = back;
       heap_.Push(nd, w);
     }
   };
@@ -597,13 +604,13 @@ bool LocalSspSolver::DijkstraReverse(const FlowGraph& g, int64_t need, const Can
       ++scanned;
       const ArcCopy& c = arcs_[a];
       if (arcs_[a].flow >= c.capacity) continue;
-      relax(c.tail, du + c.cost - pot_[c.tail]);
+      relax(c.tail, du + c.cost - pot_[c.tail], a, 0);
     }
     for (ArcId a : out_[u]) {
       ++scanned;
       if (arcs_[a].flow <= 0) continue;
       const ArcCopy& c = arcs_[a];
-      relax(c.head, du - c.cost - pot_[c.head]);
+      relax(c.head, du - c.cost - pot_[c.head], a, 1);
     }
   }
   stats_.settled += settled_list_.size();
@@ -628,8 +635,43 @@ bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back
          c.cost + pot_[v] == pot_[u];
 }
 
-// Breadth-first levels over admissible arcs from the sources; paths end at
-// the first deficit. Returns true if a deficit was reached.
+// Augments along the shortest-path tree of the last search, whose arcs have
+// zero reduced cost once the potentials moved: after a forward search, from
+// each settled deficit up its parent arcs to the source at the root; after a
+// backward one, from each settled source along its parent arcs to the
+// deficit at the root. Each path takes as much as its ends and arcs allow;
+// whatever is left goes to the blocking flow.
+void LocalSspSolver::TreeAugment(bool reverse) {
+  for (NodeId x : settled_list_) {
+    if (reverse ? excess_[x] <= 0 : excess_[x] >= 0) continue;
+    path_.clear();
+    NodeId u = x;
+    int64_t delta = std::abs(excess_[x]);
+    while (label_[u].parent != kNoId && delta > 0) {
+      ArcId a = label_[u].parent;
+      const ArcCopy& c = arcs_[a];
+      const bool back = label_[u].back != 0;
+      // A forward residual arc gains flow, a backward one loses it.
+      delta = std::min(delta, back ? c.flow : c.capacity - c.flow);
+      path_.push_back((uint64_t{a} << 1) | (back ? 1 : 0));
+      // Forward search: the parent arc leads into u; backward: out of u.
+      u = reverse != back ? c.head : c.tail;
+    }
+    if (delta <= 0 || label_[u].parent != kNoId) continue;
+    delta = std::min(delta, reverse ? -excess_[u] : excess_[u]);
+    if (delta <= 0) continue;
+    for (uint64_t p : path_) {
+      ArcId a = static_cast<ArcId>(p >> 1);
+      SetFlow(a, (p & 1) != 0 ? arcs_[a].flow - delta : arcs_[a].flow + delta);
+    }
+    ++stats_.tree_paths;
+  }
+}
+
+// Breadth-first levels over admissible arcs from the sources, up to the
+// first level holding a deficit (deeper nodes cannot be on a shortest
+// admissible path to it; a later round reaches the deficits beyond). Returns
+// true if a deficit was reached.
 bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
   if (++level_stamp_ == 0) {
     std::fill(level_mark_.begin(), level_mark_.end(), 0u);
@@ -642,19 +684,16 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
     level_[s] = 0;
     queue_.push_back(s);
   }
-  bool reached = false;
+  int32_t limit = std::numeric_limits<int32_t>::max();
   for (size_t qi = 0; qi < queue_.size(); ++qi) {
     NodeId u = queue_[qi];
-    cur_[u] = g.first_out(u);
+    cur_[u] = 0;  // position in out_[u], then the flow-in list
     cur_back_[u] = 0;
-    if (cur_[u] == kNoId) {  // no out arcs: start in the in list
-      cur_[u] = fin_first_[u];
-      cur_back_[u] = 1;
-    }
     if (excess_[u] < 0) {
-      reached = true;
+      limit = std::min(limit, level_[u]);
       continue;
     }
+    if (level_[u] >= limit) continue;  // a dead end in this round
     NodeId v;
     for (ArcId a : out_[u]) {
       if (Admissible(g, u, a, false, v) && level_mark_[v] != level_stamp_) {
@@ -671,11 +710,12 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
       }
     }
   }
-  return reached;
+  return limit != std::numeric_limits<int32_t>::max();
 }
 
 // Augments along level-increasing admissible paths from the sources to
-// deficits until none is left (Dinic's blocking flow).
+// deficits until none is left (Dinic's blocking flow). Each node's current
+// arc walks its out array by position, then its flow-in list.
 void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
   for (NodeId s : sources_) {
     if (level_mark_[s] != level_stamp_ || level_[s] != 0) continue;
@@ -691,21 +731,27 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
         // Advance u's current arc to the next one leading a level deeper.
         NodeId v = kNoId;
         bool advanced = false;
-        while (cur_[u] != kNoId) {
-          ArcId a = cur_[u];
-          bool back = cur_back_[u] != 0;
+        while (true) {
+          ArcId a;
+          const bool back = cur_back_[u] != 0;
+          if (!back) {
+            if (cur_[u] >= out_[u].size()) {
+              cur_back_[u] = 1;
+              cur_[u] = fin_first_[u];
+              continue;
+            }
+            a = out_[u][cur_[u]];
+          } else {
+            if (cur_[u] == kNoId) break;
+            a = cur_[u];
+          }
           if (Admissible(g, u, a, back, v) && level_mark_[v] == level_stamp_ &&
               level_[v] == level_[u] + 1) {
             path_.push_back((uint64_t{a} << 1) | (back ? 1 : 0));
             advanced = true;
             break;
           }
-          ArcId next = back ? fin_next_[a] : g.next_out(a);
-          if (next == kNoId && !back) {
-            cur_back_[u] = 1;
-            next = fin_first_[u];
-          }
-          cur_[u] = next;
+          cur_[u] = back ? fin_next_[a] : cur_[u] + 1;
         }
         if (advanced) {
           u = v;
@@ -721,8 +767,8 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
       if (!found) break;
       int64_t delta = std::min(excess_[s], -excess_[u]);
       for (uint64_t p : path_) {
-        ArcId a = static_cast<ArcId>(p >> 1);
-        delta = std::min(delta, (p & 1) != 0 ? arcs_[a].flow : g.capacity(a) - arcs_[a].flow);
+        const ArcCopy& c = arcs_[static_cast<ArcId>(p >> 1)];
+        delta = std::min(delta, (p & 1) != 0 ? c.flow : c.capacity - c.flow);
       }
       for (uint64_t p : path_) {
         ArcId a = static_cast<ArcId>(p >> 1);
@@ -777,7 +823,11 @@ Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
     bool reverse = options_.reverse_search && !deficits_.empty() &&
                    deficits_.size() * kReverseRatio < sources_.size();
     stats_.reverse_phases += reverse;
-    if (!(reverse ? DijkstraReverse(g, need, cancel) : Dijkstra(g, total, cancel))) {
+    auto ts = Clock::now();
+    const bool found = reverse ? DijkstraReverse(g, need, cancel) : Dijkstra(g, total, cancel);
+    auto tf = Clock::now();
+    stats_.search_ms += std::chrono::duration<double, std::milli>(tf - ts).count();
+    if (!found) {
       result = Infeasible("no feasible flow: some supply cannot reach any demand");
       break;
     }
@@ -785,7 +835,9 @@ Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
       result = Cancelled("solve cancelled");
       break;
     }
+    if (options_.tree_augment) TreeAugment(reverse);
     while (BuildLevels(g)) BlockingFlow(g);
+    stats_.flow_ms += MsSince(tf);
   }
   // What is left (cancelled or infeasible) is routed by a later solve.
   pending_.clear();

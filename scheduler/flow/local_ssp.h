@@ -64,6 +64,9 @@ struct LocalSspOptions {
   // Before routing, each source's potential is pulled up together with the
   // nodes along its tightest arcs, up to this many hops (LookAhead).
   int lookahead = 2;
+  // After each search, augment along its shortest-path tree (TreeAugment)
+  // before the blocking flow on all the zero-reduced-cost arcs it settled.
+  bool tree_augment = true;
 };
 
 class LocalSspSolver final : public FlowSolver {
@@ -77,12 +80,14 @@ class LocalSspSolver final : public FlowSolver {
     uint64_t saturated_arcs = 0;   // violated arcs saturated by the repair
     uint64_t retracted = 0;        // deficits moved downstream by the repair
     uint64_t lookahead_moves = 0;  // potentials raised by LookAhead
+    uint64_t tree_paths = 0;       // augmentations along a search tree
     int64_t excess_units = 0;      // units of excess left for routing
     uint64_t phases = 0;           // Dijkstra phases
     uint64_t reverse_phases = 0;   // ...of which searched backwards
     uint64_t settled = 0;          // nodes settled by Dijkstra, all phases
     uint64_t scanned = 0;          // arcs scanned by Dijkstra, all phases
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
+    double search_ms = 0, flow_ms = 0;  // route_ms split: Dijkstra, blocking flow
   };
 
   explicit LocalSspSolver(LocalSspOptions options = {}) : options_(options) {}
@@ -132,6 +137,7 @@ class LocalSspSolver final : public FlowSolver {
   Status Route(const FlowGraph& g, const CancelFlag* cancel);
   bool Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel);
   bool DijkstraReverse(const FlowGraph& g, int64_t need, const CancelFlag* cancel);
+  void TreeAugment(bool reverse);
   bool BuildLevels(const FlowGraph& g);
   void BlockingFlow(const FlowGraph& g);
   bool Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const;
@@ -185,10 +191,12 @@ class LocalSspSolver final : public FlowSolver {
   // Dijkstra, epoch-stamped by NodeId.
   struct Label {
     int64_t dist = 0;
-    uint32_t seen = 0;  // == stamp_: dist is set in this search
-    uint32_t done = 0;  // == stamp_: settled in this search
+    uint32_t seen = 0;     // == stamp_: dist is set in this search
+    uint32_t done = 0;     // == stamp_: settled in this search
+    ArcId parent = kNoId;  // the arc it was reached by (kNoId: a root)...
+    uint32_t back = 0;     // ...as a backward residual arc (1) or forward (0)
   };
-  std::vector<Label> label_;  // one cache line per node touched, not three
+  std::vector<Label> label_;  // one line per node touched, not three
   uint32_t stamp_ = 0;
   // Monotone priority queue for the searches (a radix heap: keys are
   // non-negative reduced-cost distances, never below the last one popped, so
@@ -244,8 +252,8 @@ class LocalSspSolver final : public FlowSolver {
   std::vector<int32_t> level_;  // valid when level_mark_ == level_stamp_; -2 dead end
   std::vector<uint32_t> level_mark_;
   uint32_t level_stamp_ = 0;
-  std::vector<ArcId> cur_;         // current arc per node...
-  std::vector<uint8_t> cur_back_;  // ...in the out list (0) or the in list (1)
+  std::vector<ArcId> cur_;         // current arc per node: a position in out_[u] (0)...
+  std::vector<uint8_t> cur_back_;  // ...or an arc of the flow-in list (1)
   std::vector<NodeId> queue_;
 };
 

@@ -43,6 +43,7 @@ Status SolveAndCheck(LocalSspSolver& solver, const FlowGraph& g, const std::stri
 struct SequenceTotals {
   int warm = 0;
   uint64_t lookahead_moves = 0;
+  uint64_t tree_paths = 0;
 };
 
 SequenceTotals RunRandomSequences(const LocalSspOptions& options, const std::string& label) {
@@ -58,6 +59,7 @@ SequenceTotals RunRandomSequences(const LocalSspOptions& options, const std::str
       (void)SolveAndCheck(solver, g, what);
       totals.warm += solver.stats().warm;
       totals.lookahead_moves += solver.stats().lookahead_moves;
+      totals.tree_paths += solver.stats().tree_paths;
       g.CommitChanges();
       testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
     }
@@ -69,10 +71,12 @@ TEST(LocalSspTest, KeptStateMatchesRebuildAlongRandomChanges) {
   SequenceTotals t = RunRandomSequences(LocalSspOptions{}, "default");
   EXPECT_GT(t.warm, 48 * 8);         // most solves started from the kept state
   EXPECT_GT(t.lookahead_moves, 0u);  // the look-ahead moved potentials
+  EXPECT_GT(t.tree_paths, 0u);       // and flow went along search trees
 }
 
-// The same sequences with the look-ahead off and deeper, and with forward
-// searches only: each variant must reach the same optimum.
+// The same sequences with the look-ahead off and deeper, with forward
+// searches only, and without the tree augmentation: each variant must reach
+// the same optimum.
 TEST(LocalSspTest, VariantsAgreeAlongRandomChanges) {
   LocalSspOptions none;
   none.lookahead = 0;
@@ -83,6 +87,9 @@ TEST(LocalSspTest, VariantsAgreeAlongRandomChanges) {
   LocalSspOptions forward;
   forward.reverse_search = false;
   (void)RunRandomSequences(forward, "forward only");
+  LocalSspOptions no_tree;
+  no_tree.tree_augment = false;
+  EXPECT_EQ(RunRandomSequences(no_tree, "blocking flow only").tree_paths, 0u);
 }
 
 TEST(LocalSspTest, CapacityBelowFlowRemovalAndIdReuse) {
