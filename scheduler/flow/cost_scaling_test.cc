@@ -86,6 +86,33 @@ TEST_P(CostScalingTest, ReusesBuffersAcrossSizes) {
   }
 }
 
+// ResidualNet::Build's magnitude checks (one pass with the build itself):
+// capacities plus |supplies| beyond 2^62, a self-loop's capacity included,
+// and supplies that do not sum to zero.
+TEST(ResidualNetTest, BuildChecksMagnitudes) {
+  constexpr int64_t kQuarter = int64_t{1} << 60;  // four of these reach 2^62
+  FlowGraph ok;
+  NodeId a = ok.AddNode(5), b = ok.AddNode(-5);
+  ok.AddArc(a, b, kQuarter, 1);
+  ok.AddArc(b, b, kQuarter, -1);
+  ok.AddArc(b, a, kQuarter - 10, 1);
+  ResidualNet net;
+  EXPECT_TRUE(net.Build(ok).ok());  // 3 * 2^60 - 10 plus supplies 10
+
+  FlowGraph big = ok;
+  big.AddArc(a, b, 1, 0);  // 3 * 2^60 + 1: still fine
+  EXPECT_TRUE(net.Build(big).ok());
+  big.AddArc(b, b, kQuarter, 0);  // 2^62 + 1, through a self-loop
+  Status st = net.Build(big);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+
+  FlowGraph unbalanced = ok;
+  unbalanced.SetSupply(a, 6);
+  st = net.Build(unbalanced);
+  EXPECT_EQ(st.code(), StatusCode::kInfeasible) << st.ToString();
+  EXPECT_NE(st.ToString().find("supplies sum to 1"), std::string::npos) << st.ToString();
+}
+
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
   return "factor" + std::to_string(info.param.factor) +
          (info.param.price_refine ? "_price_refine" : "");

@@ -13,22 +13,13 @@ namespace copse::flow {
 
 namespace {
 
-Status CheckMagnitudes(const FlowGraph& g, int64_t max_abs_cost, uint32_t nodes) {
+// `total`: the sum of the capacities and of the |supplies|; `supply_sum`: the
+// sum of the supplies (both gathered by Build's passes over the graph).
+Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide supply_sum) {
   if (max_abs_cost > kMaxCostTimesNodes / (int64_t{nodes} + 1)) {
     return InvalidArgument("arc costs up to " + std::to_string(max_abs_cost) +
                            " are too large for a graph of " + std::to_string(nodes) +
                            " nodes (|cost| * (nodes + 1) must stay below 2^60)");
-  }
-  Wide total = 0;
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    if (g.IsArc(a)) total += g.capacity(a);
-  }
-  Wide supply_sum = 0;
-  for (NodeId v = 0; v < g.node_id_bound(); ++v) {
-    if (!g.IsNode(v)) continue;
-    int64_t s = g.supply(v);
-    supply_sum += s;
-    total += s < 0 ? -Wide{s} : Wide{s};
   }
   if (total > kMaxTotalCapacity) {
     return InvalidArgument("capacities and supplies sum beyond 2^62");
@@ -48,10 +39,14 @@ Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_f
   ReserveWithSlack(node_id_, n_);
   node_id_.resize(n_);
   uint32_t k = 0;
+  Wide total = 0, supply_sum = 0;
   for (NodeId v = 0; v < g.node_id_bound(); ++v) {
     if (!g.IsNode(v)) continue;
     dense_[v] = k;
     node_id_[k++] = v;
+    const int64_t s = g.supply(v);
+    supply_sum += s;
+    total += s < 0 ? -Wide{s} : Wide{s};
   }
   AssignReuse(first_, size_t{n_} + 2, 0u);
   max_abs_cost_ = 0;
@@ -59,12 +54,13 @@ Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_f
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
     if (!g.IsArc(a)) continue;
     max_abs_cost_ = std::max(max_abs_cost_, std::abs(g.cost(a)));
+    total += g.capacity(a);
     if (g.tail(a) == g.head(a)) continue;
     ++first_[dense_[g.tail(a)] + 2];
     ++first_[dense_[g.head(a)] + 2];
     residual_arcs += 2;
   }
-  COPSE_RETURN_IF_ERROR(CheckMagnitudes(g, max_abs_cost_, n_));
+  COPSE_RETURN_IF_ERROR(CheckMagnitudes(max_abs_cost_, n_, total, supply_sum));
   for (uint32_t u = 0; u < n_; ++u) first_[u + 2] += first_[u + 1];
   ReserveWithSlack(arcs_, residual_arcs);
   arcs_.resize(residual_arcs);
