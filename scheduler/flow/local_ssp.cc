@@ -51,7 +51,9 @@ void LocalSspSolver::Resize(const FlowGraph& g) {
   GrowTo(cur_, nodes, kNoId);
   GrowTo(cur_back_, nodes, uint8_t{0});
   GrowTo(label_, nodes, Label{});
-  if (out_.size() < nodes) {
+  if (out_.size() < nodes) {  // with slack: growing moves every node's arrays
+    ReserveWithSlack(out_, nodes);
+    ReserveWithSlack(in_, nodes);
     out_.resize(nodes);
     in_.resize(nodes);
   }
@@ -710,7 +712,13 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
       }
     }
   }
-  return limit != std::numeric_limits<int32_t>::max();
+  if (limit == std::numeric_limits<int32_t>::max()) return false;
+  // Nodes at or beyond the deficits' level lead nowhere in this round: the
+  // blocking flow skips them instead of scanning their arcs.
+  for (NodeId u : queue_) {
+    if (level_[u] >= limit && excess_[u] >= 0) level_[u] = -2;
+  }
+  return true;
 }
 
 // Augments along level-increasing admissible paths from the sources to
