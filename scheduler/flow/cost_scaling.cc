@@ -291,9 +291,11 @@ class Core {
     uint64_t relabel_budget = 16 * uint64_t{n_} + 4096;
     const uint64_t relabels_at_start = stats_.relabels;
     // A global update at the start pays when many nodes have excess (the
-    // first refines); with few, relabels are cheaper until n/2 of them call
-    // for one (a cold run only: at scale (a) this skips 1-3 of 8-12 updates).
-    if (!whole_ || active_.size() * 4 >= n_) GlobalUpdate(eps);
+    // first refines); with fewer than n/3, relabels are cheaper until n/2 of
+    // them call for one (a cold run only; the threshold was measured at scale
+    // (a), where n/4 and n/3 did about equally on average and n/3 better on
+    // the worst graph; docs/flow.md, run 5).
+    if (!whole_ || active_.size() * 3 >= n_) GlobalUpdate(eps);
     uint64_t relabels_since_update = 0;
     for (size_t qi = 0; qi < active_.size(); ++qi) {
       uint32_t u = active_[qi];
