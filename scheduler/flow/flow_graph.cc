@@ -87,6 +87,7 @@ ArcId FlowGraph::AddArc(NodeId tail, NodeId head, int64_t capacity, int64_t cost
   if (h.first_in != kNoId) arcs_[h.first_in].prev_in = a;
   h.first_in = a;
   ++h.in_degree;
+  if (tail == head) ++h.self_loops;
   ++live_arcs_;
   MarkArc(a);
   return a;
@@ -109,6 +110,7 @@ void FlowGraph::RemoveArc(ArcId a) {
   if (arc.next_in != kNoId) arcs_[arc.next_in].prev_in = arc.prev_in;
   --nodes_[arc.tail].out_degree;
   --nodes_[arc.head].in_degree;
+  if (arc.tail == arc.head) --nodes_[arc.head].self_loops;
   arc.alive = false;
   --live_arcs_;
   pending_free_arcs_.push_back(a);

@@ -64,6 +64,11 @@ class FlowGraph {
   ArcId next_in(ArcId a) const { return arcs_[a].next_in; }
   uint32_t out_degree(NodeId n) const { return nodes_[n].out_degree; }
   uint32_t in_degree(NodeId n) const { return nodes_[n].in_degree; }
+  // Arcs at `n` in both directions, self-loops left out: the number of
+  // residual arcs that leave `n` (ResidualNet sizes its rows from this).
+  uint32_t residual_degree(NodeId n) const {
+    return nodes_[n].out_degree + nodes_[n].in_degree - 2 * nodes_[n].self_loops;
+  }
 
   // Changes since the last CommitChanges(): ids of nodes and arcs that were
   // added, removed or modified (each listed once).
@@ -89,6 +94,7 @@ class FlowGraph {
     ArcId first_in = kNoId;
     uint32_t out_degree = 0;
     uint32_t in_degree = 0;
+    uint32_t self_loops = 0;
     uint64_t added_at = 0;
     uint64_t dirty_at = 0;  // revision + 1 when listed in changed_nodes_
     bool alive = false;

@@ -28,6 +28,29 @@ TEST(FlowGraphTest, AddRemoveAndAdjacency) {
   EXPECT_EQ(g.arc_count(), 0u);
 }
 
+TEST(FlowGraphTest, ResidualDegreeCountsBothDirectionsWithoutSelfLoops) {
+  FlowGraph g;
+  NodeId a = g.AddNode(0), b = g.AddNode(0);
+  g.AddArc(a, b, 1, 0);
+  g.AddArc(b, a, 1, 0);
+  ArcId loop = g.AddArc(a, a, 3, -1);
+  g.AddArc(a, a, 3, 1);
+  EXPECT_EQ(g.out_degree(a), 3u);
+  EXPECT_EQ(g.in_degree(a), 3u);
+  EXPECT_EQ(g.residual_degree(a), 2u);
+  EXPECT_EQ(g.residual_degree(b), 2u);
+  g.RemoveArc(loop);
+  EXPECT_EQ(g.residual_degree(a), 2u);
+  g.RemoveNode(b);
+  EXPECT_EQ(g.residual_degree(a), 0u);
+  g.CommitChanges();
+  NodeId c = g.AddNode(0);  // may reuse b's id: starts with no arcs
+  EXPECT_EQ(g.residual_degree(c), 0u);
+  g.AddArc(c, a, 1, 0);
+  EXPECT_EQ(g.residual_degree(c), 1u);
+  EXPECT_EQ(g.residual_degree(a), 1u);
+}
+
 TEST(FlowGraphTest, ChangeRecordListsEachIdOnceAndIdsAreNotReusedWithinABatch) {
   FlowGraph g;
   NodeId a = g.AddNode(0), b = g.AddNode(0);

@@ -100,12 +100,13 @@ int64_t IncrementalSolver::Repair(std::vector<int64_t>& pot) {
 
 Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& pot,
                                     const CancelFlag* cancel) {
-  COPSE_RETURN_IF_ERROR(net_.Build(g));
-  AssignReuse(pot, net_.node_count(), int64_t{0});
   if (options_.cold_relaxation) {
-    SaturateNegativeArcs(net_, pot);
+    COPSE_RETURN_IF_ERROR(net_.BuildSaturatingNegative(g));
+    AssignReuse(pot, net_.node_count(), int64_t{0});
     return relax_.Run(net_, pot, cancel);
   }
+  COPSE_RETURN_IF_ERROR(net_.Build(g));
+  AssignReuse(pot, net_.node_count(), int64_t{0});
   return cs_.Run(net_, pot, cancel);
 }
 

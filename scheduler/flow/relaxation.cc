@@ -161,9 +161,8 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
 
 Status RelaxationSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                const CancelFlag* cancel) {
-  COPSE_RETURN_IF_ERROR(net_.Build(graph));
+  COPSE_RETURN_IF_ERROR(net_.BuildSaturatingNegative(graph));
   std::vector<int64_t> pot(net_.node_count(), 0);
-  SaturateNegativeArcs(net_, pot);
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot, cancel));
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");

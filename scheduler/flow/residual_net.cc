@@ -13,6 +13,10 @@ namespace copse::flow {
 
 namespace {
 
+// Arcs ahead whose reverse-arc slot Build prefetches (those writes land in
+// random rows: hub rows and 12,500 computers' rows at scale (c)).
+constexpr uint32_t kPrefetch = 16;
+
 // `total`: the sum of the capacities and of the |supplies|; `supply_sum`: the
 // sum of the supplies (both gathered by Build's passes over the graph).
 Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide supply_sum) {
@@ -32,75 +36,111 @@ Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide su
 
 }  // namespace
 
+// One pass over the nodes and one over the arcs: the rows are sized from
+// the graph's degree counts, and the magnitudes are gathered while the arcs
+// are copied (at scale (c) a separate counting pass over the graph's 64-byte
+// arcs took about a third of the build; docs/flow.md, run 6).
 Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_flow,
                           bool skip_new_arcs) {
-  n_ = g.node_count();
-  AssignReuse(dense_, g.node_id_bound(), kNoId);
-  ReserveWithSlack(node_id_, n_);
-  node_id_.resize(n_);
-  uint32_t k = 0;
-  Wide total = 0, supply_sum = 0;
-  for (NodeId v = 0; v < g.node_id_bound(); ++v) {
-    if (!g.IsNode(v)) continue;
-    dense_[v] = k;
-    node_id_[k++] = v;
-    const int64_t s = g.supply(v);
-    supply_sum += s;
-    total += s < 0 ? -Wide{s} : Wide{s};
-  }
-  AssignReuse(first_, size_t{n_} + 2, 0u);
-  max_abs_cost_ = 0;
-  uint32_t residual_arcs = 0;
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    if (!g.IsArc(a)) continue;
-    max_abs_cost_ = std::max(max_abs_cost_, std::abs(g.cost(a)));
-    total += g.capacity(a);
-    if (g.tail(a) == g.head(a)) continue;
-    ++first_[dense_[g.tail(a)] + 2];
-    ++first_[dense_[g.head(a)] + 2];
-    residual_arcs += 2;
-  }
-  COPSE_RETURN_IF_ERROR(CheckMagnitudes(max_abs_cost_, n_, total, supply_sum));
-  for (uint32_t u = 0; u < n_; ++u) first_[u + 2] += first_[u + 1];
-  ReserveWithSlack(arcs_, residual_arcs);
-  arcs_.resize(residual_arcs);
-  AssignReuse(arc_pos_, g.arc_id_bound(), kNoId);
-  ReserveWithSlack(excess_, n_);
-  excess_.resize(n_);
-  for (uint32_t u = 0; u < n_; ++u) excess_[u] = g.supply(node_id_[u]);
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    if (!g.IsArc(a) || g.tail(a) == g.head(a)) continue;
-    uint32_t t = dense_[g.tail(a)], h = dense_[g.head(a)];
-    uint32_t fa = first_[t + 1]++;
-    uint32_t ra = first_[h + 1]++;
-    int64_t f = 0;
-    if (init_flow != nullptr && a < init_flow->size() && !(skip_new_arcs && g.IsNewArc(a))) {
-      f = std::clamp<int64_t>((*init_flow)[a], 0, g.capacity(a));
-    }
-    arcs_[fa] = ResidualArc{g.capacity(a) - f, g.cost(a), h, ra};
-    arcs_[ra] = ResidualArc{f, -g.cost(a), t, fa};
-    excess_[t] -= f;
-    excess_[h] += f;
-    arc_pos_[a] = fa;
-  }
-  return Status::Ok();
+  return BuildImpl(g, init_flow, skip_new_arcs, false);
 }
 
+Status ResidualNet::BuildSaturatingNegative(const FlowGraph& g) {
+  return BuildImpl(g, nullptr, false, true);
+}
+
+Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* init_flow,
+                              bool skip_new_arcs, bool saturate_negative) {
+  n_ = g.node_count();
+  ReserveWithSlack(dense_, g.node_id_bound());
+  dense_.resize(g.node_id_bound());
+  ReserveWithSlack(node_id_, n_);
+  node_id_.resize(n_);
+  ReserveWithSlack(first_, size_t{n_} + 2);
+  first_.resize(size_t{n_} + 2);
+  ReserveWithSlack(excess_, n_);
+  excess_.resize(n_);
+  // first_[u + 1] is where u's row starts; it advances as the row fills, so
+  // that afterwards first_[u] is the start of row u.
+  first_[0] = 0;
+  uint32_t k = 0, residual_arcs = 0;
+  Wide total = 0, supply_sum = 0;
+  for (NodeId v = 0; v < g.node_id_bound(); ++v) {
+    if (!g.IsNode(v)) {
+      dense_[v] = kNoId;
+      continue;
+    }
+    dense_[v] = k;
+    node_id_[k] = v;
+    const int64_t s = g.supply(v);
+    excess_[k] = s;
+    supply_sum += s;
+    total += s < 0 ? -Wide{s} : Wide{s};
+    first_[k + 1] = residual_arcs;
+    residual_arcs += g.residual_degree(v);
+    ++k;
+  }
+  first_[n_ + 1] = residual_arcs;
+  ReserveWithSlack(arcs_, residual_arcs);
+  arcs_.resize(residual_arcs);
+  ReserveWithSlack(arc_pos_, g.arc_id_bound());
+  arc_pos_.resize(g.arc_id_bound());
+  max_abs_cost_ = 0;
+  // While the running total of |supplies| and capacities stays within
+  // kMaxTotalCapacity no excess can overflow; past it the build fails anyway.
+  bool in_range = total <= kMaxTotalCapacity;
+  const ArcId bound = g.arc_id_bound();
+  for (ArcId a = 0; a < bound; ++a) {
+    if (a + kPrefetch < bound && g.IsArc(a + kPrefetch)) {
+      const NodeId ph = g.head(a + kPrefetch);
+      if (g.IsNode(ph)) __builtin_prefetch(&arcs_[first_[dense_[ph] + 1]], 1);
+    }
+    arc_pos_[a] = kNoId;
+    if (!g.IsArc(a)) continue;
+    const int64_t cap = g.capacity(a), cost = g.cost(a);
+    max_abs_cost_ = std::max(max_abs_cost_, std::abs(cost));
+    total += cap;
+    in_range = in_range && total <= kMaxTotalCapacity;
+    const NodeId tail = g.tail(a), head = g.head(a);
+    if (tail == head) continue;
+    const uint32_t t = dense_[tail], h = dense_[head];
+    const uint32_t fa = first_[t + 1]++;
+    const uint32_t ra = first_[h + 1]++;
+    int64_t f = saturate_negative && cost < 0 ? cap : 0;
+    if (init_flow != nullptr && a < init_flow->size() && !(skip_new_arcs && g.IsNewArc(a))) {
+      f = std::clamp<int64_t>((*init_flow)[a], 0, cap);
+    }
+    arcs_[fa] = ResidualArc{cap - f, cost, h, ra};
+    arcs_[ra] = ResidualArc{f, -cost, t, fa};
+    if (f != 0 && in_range) {
+      excess_[t] -= f;
+      excess_[h] += f;
+    }
+    arc_pos_[a] = fa;
+  }
+  return CheckMagnitudes(max_abs_cost_, n_, total, supply_sum);
+}
+
+// The flow of a graph arc is its capacity less the residual capacity of its
+// forward arc: one read of the forward arc, which lies in its tail's row (in
+// arc-id order for arcs added together), instead of a second, random read of
+// the reverse arc in its head's row.
 Status ResidualNet::Extract(const FlowGraph& g, const std::vector<int64_t>& pot,
                             FlowSolution* out) const {
-  AssignReuse(out->flow, g.arc_id_bound(), int64_t{0});
+  const uint32_t arcs = g.arc_id_bound();
+  ReserveWithSlack(out->flow, arcs);
+  out->flow.resize(arcs);
   AssignReuse(out->potential, g.node_id_bound(), int64_t{0});
   Wide cost = 0;
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    if (!g.IsArc(a)) continue;
-    int64_t f;
-    if (arc_pos_[a] == kNoId) {
-      f = g.cost(a) < 0 ? g.capacity(a) : 0;
-    } else {
-      f = arcs_[arcs_[arc_pos_[a]].rev].resid;
+  for (ArcId a = 0; a < arcs; ++a) {
+    int64_t f = 0;
+    if (g.IsArc(a)) {
+      const int64_t cap = g.capacity(a), c = g.cost(a);
+      const uint32_t pos = arc_pos_[a];
+      f = pos == kNoId ? (c < 0 ? cap : 0) : cap - arcs_[pos].resid;
+      if (f != 0) cost += Wide{f} * c;
     }
     out->flow[a] = f;
-    cost += Wide{f} * g.cost(a);
   }
   for (uint32_t u = 0; u < n_; ++u) out->potential[node_id_[u]] = pot[u];
   if (!FitsInt64(cost)) {

@@ -41,6 +41,10 @@ class ResidualNet {
   // kInfeasible if the supplies do not sum to zero.
   Status Build(const FlowGraph& graph, const std::vector<int64_t>* init_flow = nullptr,
                bool skip_new_arcs = false);
+  // Builds the network with every arc of negative cost saturated and the
+  // others empty: the pseudoflow SaturateNegativeArcs leaves under zero
+  // potentials, without a second pass over the residual arcs.
+  Status BuildSaturatingNegative(const FlowGraph& graph);
 
   uint32_t node_count() const { return n_; }
   uint32_t begin(uint32_t u) const { return first_[u]; }
@@ -74,6 +78,9 @@ class ResidualNet {
   size_t MemoryBytes() const;
 
  private:
+  Status BuildImpl(const FlowGraph& graph, const std::vector<int64_t>* init_flow,
+                   bool skip_new_arcs, bool saturate_negative);
+
   uint32_t n_ = 0;
   std::vector<uint32_t> first_;
   std::vector<ResidualArc> arcs_;

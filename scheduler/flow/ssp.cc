@@ -114,9 +114,8 @@ Status ShortestPathEngine::Route(ResidualNet& net, std::vector<int64_t>& pot,
 
 Status SuccessiveShortestPathSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                            const CancelFlag* cancel) {
-  COPSE_RETURN_IF_ERROR(net_.Build(graph));
+  COPSE_RETURN_IF_ERROR(net_.BuildSaturatingNegative(graph));
   std::vector<int64_t> pot(net_.node_count(), 0);
-  SaturateNegativeArcs(net_, pot);
   COPSE_RETURN_IF_ERROR(engine_.Route(net_, pot, cancel));
   return net_.Extract(graph, pot, out);
 }

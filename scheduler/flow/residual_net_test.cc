@@ -1,0 +1,156 @@
+// ResidualNet's one-pass build (rows sized from the graph's degree counts),
+// its build with negative-cost arcs saturated, and Extract's reading of the
+// flow from the forward arcs, on random graphs with dead ids and self-loops.
+#include "scheduler/flow/residual_net.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/wide.h"
+
+namespace copse::flow {
+namespace {
+
+using testing::RandomChanges;
+using testing::RandomGraph;
+using testing::Shape;
+
+// A random graph of `shape` after a few batches of edits (dead arc and node
+// ids in between), with self-loops added on some nodes.
+FlowGraph EditedGraph(Shape shape, uint64_t seed) {
+  FlowGraph g = RandomGraph(shape, 12 + static_cast<int>(seed % 20), seed);
+  std::mt19937_64 rng(seed);
+  for (int batch = 0; batch < 3; ++batch) {
+    RandomChanges(g, 8, rng, true);
+    g.CommitChanges();
+  }
+  for (NodeId v = 0; v < g.node_id_bound(); v += 3) {
+    if (g.IsNode(v))
+      g.AddArc(v, v, static_cast<int64_t>(rng() % 5), static_cast<int64_t>(rng() % 9) - 4);
+  }
+  return g;
+}
+
+// Each node's row as a sorted list of (head's graph id, resid, cost).
+std::vector<std::vector<std::tuple<NodeId, int64_t, int64_t>>> Rows(const ResidualNet& net) {
+  std::vector<std::vector<std::tuple<NodeId, int64_t, int64_t>>> rows(net.node_count());
+  for (uint32_t u = 0; u < net.node_count(); ++u) {
+    for (uint32_t a = net.begin(u); a < net.end(u); ++a) {
+      const ResidualArc& r = net.arc(a);
+      EXPECT_EQ(net.arc(r.rev).rev, a);
+      EXPECT_EQ(net.arc(r.rev).head, u);
+      rows[u].emplace_back(net.node_id(r.head), r.resid, r.cost);
+    }
+    std::sort(rows[u].begin(), rows[u].end());
+  }
+  return rows;
+}
+
+TEST(ResidualNetTest, RowsHoldEveryArcButSelfLoopsBothWays) {
+  for (int s = 0; s < testing::kShapeCount; ++s) {
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      FlowGraph g = EditedGraph(static_cast<Shape>(s), seed);
+      ResidualNet net;
+      Status st = net.Build(g);
+      if (!st.ok()) continue;  // an unbalanced or oversized problem: nothing built to check
+      ASSERT_EQ(net.node_count(), g.node_count());
+      uint32_t total = 0;
+      for (uint32_t u = 0; u < net.node_count(); ++u) {
+        const NodeId v = net.node_id(u);
+        EXPECT_EQ(net.dense(v), u);
+        EXPECT_EQ(net.end(u) - net.begin(u), g.residual_degree(v));
+        EXPECT_EQ(net.excess(u), g.supply(v));
+        total += g.residual_degree(v);
+      }
+      uint32_t expected = 0;
+      for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+        if (!g.IsArc(a)) continue;
+        if (g.tail(a) == g.head(a)) {
+          EXPECT_EQ(net.forward(a), kNoId);
+          continue;
+        }
+        expected += 2;
+        const ResidualArc& f = net.arc(net.forward(a));
+        EXPECT_EQ(net.node_id(f.head), g.head(a));
+        EXPECT_EQ(net.node_id(net.tail(net.forward(a))), g.tail(a));
+        EXPECT_EQ(f.resid, g.capacity(a));
+        EXPECT_EQ(f.cost, g.cost(a));
+        EXPECT_EQ(net.arc(f.rev).resid, 0);
+      }
+      EXPECT_EQ(total, expected);
+    }
+  }
+}
+
+TEST(ResidualNetTest, SaturatingBuildEqualsBuildThenSaturateAtZeroPotentials) {
+  int compared = 0;
+  for (int s = 0; s < testing::kShapeCount; ++s) {
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      FlowGraph g = EditedGraph(static_cast<Shape>(s), seed);
+      ResidualNet plain, saturated;
+      Status st = plain.Build(g);
+      ASSERT_EQ(saturated.BuildSaturatingNegative(g).code(), st.code());
+      if (!st.ok()) continue;
+      std::vector<int64_t> zero(plain.node_count(), 0);
+      SaturateNegativeArcs(plain, zero);
+      ASSERT_EQ(plain.node_count(), saturated.node_count());
+      EXPECT_EQ(Rows(plain), Rows(saturated)) << ShapeName(static_cast<Shape>(s)) << " " << seed;
+      for (uint32_t u = 0; u < plain.node_count(); ++u) {
+        EXPECT_EQ(plain.excess(u), saturated.excess(u)) << u;
+      }
+      FlowSolution a, b;
+      ASSERT_TRUE(plain.Extract(g, zero, &a).ok());
+      ASSERT_TRUE(saturated.Extract(g, zero, &b).ok());
+      EXPECT_EQ(a.flow, b.flow);
+      EXPECT_EQ(a.cost, b.cost);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 40);
+}
+
+// Extract reads a flow back as capacity less the forward arc's residual
+// capacity: a start flow (clamped to the capacities) comes back as it went
+// in, a self-loop carries its capacity when its cost is negative, and the
+// cost is the sum over the arcs.
+TEST(ResidualNetTest, ExtractReturnsTheFlowTheNetworkHolds) {
+  for (int s = 0; s < testing::kShapeCount; ++s) {
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      FlowGraph g = EditedGraph(static_cast<Shape>(s), seed);
+      std::mt19937_64 rng(seed * 7919);
+      std::vector<int64_t> start(g.arc_id_bound());
+      for (int64_t& f : start) f = static_cast<int64_t>(rng() % 7) - 1;  // -1 .. 5, clamped
+      ResidualNet net;
+      if (!net.Build(g, &start).ok()) continue;
+      std::vector<int64_t> pot(net.node_count());
+      for (int64_t& p : pot) p = static_cast<int64_t>(rng() % 100);
+      FlowSolution sol;
+      ASSERT_TRUE(net.Extract(g, pot, &sol).ok());
+      ASSERT_EQ(sol.flow.size(), g.arc_id_bound());
+      Wide cost = 0;
+      for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+        int64_t want = 0;
+        if (g.IsArc(a)) {
+          want = g.tail(a) == g.head(a) ? (g.cost(a) < 0 ? g.capacity(a) : 0)
+                                        : std::clamp<int64_t>(start[a], 0, g.capacity(a));
+          cost += Wide{want} * g.cost(a);
+        }
+        EXPECT_EQ(sol.flow[a], want) << a;
+      }
+      if (FitsInt64(cost)) {
+        EXPECT_EQ(sol.cost, static_cast<int64_t>(cost));
+      }
+      for (uint32_t u = 0; u < net.node_count(); ++u) {
+        EXPECT_EQ(sol.potential[net.node_id(u)], pot[u]);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace copse::flow
