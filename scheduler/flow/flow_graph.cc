@@ -66,17 +66,16 @@ ArcId FlowGraph::AddArc(NodeId tail, NodeId head, int64_t capacity, int64_t cost
   } else {
     a = static_cast<ArcId>(arcs_.size());
     arcs_.emplace_back();
+    ends_.emplace_back();
+    arc_alive_.push_back(0);
   }
   Arc& arc = arcs_[a];
   uint64_t dirty = arc.dirty_at;
   arc = Arc{};
   arc.dirty_at = dirty;
-  arc.capacity = capacity;
-  arc.cost = cost;
-  arc.tail = tail;
-  arc.head = head;
-  arc.alive = true;
   arc.added_at = revision_;
+  ends_[a] = ArcEnds{capacity, cost, tail, head};
+  arc_alive_[a] = 1;
   Node& t = nodes_[tail];
   arc.next_out = t.first_out;
   if (t.first_out != kNoId) arcs_[t.first_out].prev_out = a;
@@ -96,22 +95,23 @@ ArcId FlowGraph::AddArc(NodeId tail, NodeId head, int64_t capacity, int64_t cost
 void FlowGraph::RemoveArc(ArcId a) {
   assert(IsArc(a));
   Arc& arc = arcs_[a];
+  const ArcEnds& ends = ends_[a];
   if (arc.prev_out != kNoId) {
     arcs_[arc.prev_out].next_out = arc.next_out;
   } else {
-    nodes_[arc.tail].first_out = arc.next_out;
+    nodes_[ends.tail].first_out = arc.next_out;
   }
   if (arc.next_out != kNoId) arcs_[arc.next_out].prev_out = arc.prev_out;
   if (arc.prev_in != kNoId) {
     arcs_[arc.prev_in].next_in = arc.next_in;
   } else {
-    nodes_[arc.head].first_in = arc.next_in;
+    nodes_[ends.head].first_in = arc.next_in;
   }
   if (arc.next_in != kNoId) arcs_[arc.next_in].prev_in = arc.prev_in;
-  --nodes_[arc.tail].out_degree;
-  --nodes_[arc.head].in_degree;
-  if (arc.tail == arc.head) --nodes_[arc.head].self_loops;
-  arc.alive = false;
+  --nodes_[ends.tail].out_degree;
+  --nodes_[ends.head].in_degree;
+  if (ends.tail == ends.head) --nodes_[ends.head].self_loops;
+  arc_alive_[a] = 0;
   --live_arcs_;
   pending_free_arcs_.push_back(a);
   MarkArc(a);
@@ -119,15 +119,15 @@ void FlowGraph::RemoveArc(ArcId a) {
 
 void FlowGraph::SetCost(ArcId a, int64_t cost) {
   assert(IsArc(a));
-  if (arcs_[a].cost == cost) return;
-  arcs_[a].cost = cost;
+  if (ends_[a].cost == cost) return;
+  ends_[a].cost = cost;
   MarkArc(a);
 }
 
 void FlowGraph::SetCapacity(ArcId a, int64_t capacity) {
   assert(IsArc(a) && capacity >= 0);
-  if (arcs_[a].capacity == capacity) return;
-  arcs_[a].capacity = capacity;
+  if (ends_[a].capacity == capacity) return;
+  ends_[a].capacity = capacity;
   MarkArc(a);
 }
 
@@ -143,6 +143,7 @@ void FlowGraph::CommitChanges() {
 
 size_t FlowGraph::MemoryBytes() const {
   return nodes_.capacity() * sizeof(Node) + arcs_.capacity() * sizeof(Arc) +
+         ends_.capacity() * sizeof(ArcEnds) + arc_alive_.capacity() +
          (free_nodes_.capacity() + pending_free_nodes_.capacity() + changed_nodes_.capacity() +
           free_arcs_.capacity() + pending_free_arcs_.capacity() + changed_arcs_.capacity()) *
              sizeof(uint32_t);

@@ -43,7 +43,7 @@ class FlowGraph {
   void SetCapacity(ArcId arc, int64_t capacity);
 
   bool IsNode(NodeId node) const { return node < nodes_.size() && nodes_[node].alive; }
-  bool IsArc(ArcId arc) const { return arc < arcs_.size() && arcs_[arc].alive; }
+  bool IsArc(ArcId arc) const { return arc < arc_alive_.size() && arc_alive_[arc] != 0; }
   // Ids are below these bounds; dead ids in between are skipped by IsNode/IsArc.
   uint32_t node_id_bound() const { return static_cast<uint32_t>(nodes_.size()); }
   uint32_t arc_id_bound() const { return static_cast<uint32_t>(arcs_.size()); }
@@ -51,10 +51,10 @@ class FlowGraph {
   uint32_t arc_count() const { return live_arcs_; }
 
   int64_t supply(NodeId n) const { return nodes_[n].supply; }
-  NodeId tail(ArcId a) const { return arcs_[a].tail; }
-  NodeId head(ArcId a) const { return arcs_[a].head; }
-  int64_t capacity(ArcId a) const { return arcs_[a].capacity; }
-  int64_t cost(ArcId a) const { return arcs_[a].cost; }
+  NodeId tail(ArcId a) const { return ends_[a].tail; }
+  NodeId head(ArcId a) const { return ends_[a].head; }
+  int64_t capacity(ArcId a) const { return ends_[a].capacity; }
+  int64_t cost(ArcId a) const { return ends_[a].cost; }
 
   // Intrusive adjacency: iterate with
   //   for (ArcId a = first_out(n); a != kNoId; a = next_out(a)) ...
@@ -99,23 +99,30 @@ class FlowGraph {
     uint64_t dirty_at = 0;  // revision + 1 when listed in changed_nodes_
     bool alive = false;
   };
-  struct Arc {
+  // An arc's numbers and ends, apart from its links and bookkeeping: the
+  // solvers' passes over every arc (building a residual network, extracting
+  // a flow) read 24 bytes an arc instead of a 64-byte line.
+  struct ArcEnds {
     int64_t capacity = 0;
     int64_t cost = 0;
     NodeId tail = kNoId;
     NodeId head = kNoId;
+  };
+  struct Arc {
     ArcId next_out = kNoId, prev_out = kNoId;
     ArcId next_in = kNoId, prev_in = kNoId;
     uint64_t added_at = 0;
     uint64_t dirty_at = 0;
-    bool alive = false;
   };
 
   void MarkNode(NodeId n);
   void MarkArc(ArcId a);
 
   std::vector<Node> nodes_;
+  // By ArcId, all three the same size.
+  std::vector<ArcEnds> ends_;
   std::vector<Arc> arcs_;
+  std::vector<uint8_t> arc_alive_;
   std::vector<NodeId> free_nodes_, pending_free_nodes_;
   std::vector<ArcId> free_arcs_, pending_free_arcs_;
   std::vector<NodeId> changed_nodes_;
