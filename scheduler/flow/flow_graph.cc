@@ -1,8 +1,83 @@
 #include "scheduler/flow/flow_graph.h"
 
+#include <atomic>
 #include <cassert>
+#include <utility>
 
 namespace copse::flow {
+
+namespace {
+
+uint64_t NextInstanceId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+FlowGraph::FlowGraph() : instance_id_(NextInstanceId()) {}
+
+FlowGraph::FlowGraph(const FlowGraph& other)
+    : nodes_(other.nodes_),
+      ends_(other.ends_),
+      arcs_(other.arcs_),
+      arc_alive_(other.arc_alive_),
+      free_nodes_(other.free_nodes_),
+      pending_free_nodes_(other.pending_free_nodes_),
+      free_arcs_(other.free_arcs_),
+      pending_free_arcs_(other.pending_free_arcs_),
+      changed_nodes_(other.changed_nodes_),
+      changed_arcs_(other.changed_arcs_),
+      instance_id_(NextInstanceId()),
+      live_nodes_(other.live_nodes_),
+      live_arcs_(other.live_arcs_),
+      revision_(other.revision_) {}
+
+FlowGraph& FlowGraph::operator=(const FlowGraph& other) {
+  if (this != &other) {
+    FlowGraph copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+FlowGraph::FlowGraph(FlowGraph&& other) noexcept
+    : nodes_(std::move(other.nodes_)),
+      ends_(std::move(other.ends_)),
+      arcs_(std::move(other.arcs_)),
+      arc_alive_(std::move(other.arc_alive_)),
+      free_nodes_(std::move(other.free_nodes_)),
+      pending_free_nodes_(std::move(other.pending_free_nodes_)),
+      free_arcs_(std::move(other.free_arcs_)),
+      pending_free_arcs_(std::move(other.pending_free_arcs_)),
+      changed_nodes_(std::move(other.changed_nodes_)),
+      changed_arcs_(std::move(other.changed_arcs_)),
+      instance_id_(other.instance_id_),
+      live_nodes_(other.live_nodes_),
+      live_arcs_(other.live_arcs_),
+      revision_(other.revision_) {
+  other.instance_id_ = NextInstanceId();
+}
+
+FlowGraph& FlowGraph::operator=(FlowGraph&& other) noexcept {
+  if (this == &other) return *this;
+  nodes_ = std::move(other.nodes_);
+  ends_ = std::move(other.ends_);
+  arcs_ = std::move(other.arcs_);
+  arc_alive_ = std::move(other.arc_alive_);
+  free_nodes_ = std::move(other.free_nodes_);
+  pending_free_nodes_ = std::move(other.pending_free_nodes_);
+  free_arcs_ = std::move(other.free_arcs_);
+  pending_free_arcs_ = std::move(other.pending_free_arcs_);
+  changed_nodes_ = std::move(other.changed_nodes_);
+  changed_arcs_ = std::move(other.changed_arcs_);
+  instance_id_ = other.instance_id_;
+  live_nodes_ = other.live_nodes_;
+  live_arcs_ = other.live_arcs_;
+  revision_ = other.revision_;
+  other.instance_id_ = NextInstanceId();
+  return *this;
+}
 
 void FlowGraph::MarkNode(NodeId n) {
   if (nodes_[n].dirty_at != revision_ + 1) {

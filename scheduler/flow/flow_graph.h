@@ -24,7 +24,17 @@ inline constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
 
 class FlowGraph {
  public:
-  FlowGraph() = default;
+  FlowGraph();
+  // A copy is another graph: it gets an instance id of its own; a move
+  // hands the id over and gives the moved-from object a fresh one.
+  FlowGraph(const FlowGraph& other);
+  FlowGraph& operator=(const FlowGraph& other);
+  FlowGraph(FlowGraph&& other) noexcept;
+  FlowGraph& operator=(FlowGraph&& other) noexcept;
+
+  // Unique among the FlowGraph objects of the process: tells a solver that
+  // keeps state between solves whether it is looking at the graph it saw.
+  uint64_t instance_id() const { return instance_id_; }
 
   // Nodes.
   NodeId AddNode(int64_t supply = 0);
@@ -127,6 +137,7 @@ class FlowGraph {
   std::vector<ArcId> free_arcs_, pending_free_arcs_;
   std::vector<NodeId> changed_nodes_;
   std::vector<ArcId> changed_arcs_;
+  uint64_t instance_id_;
   uint32_t live_nodes_ = 0;
   uint32_t live_arcs_ = 0;
   uint64_t revision_ = 0;

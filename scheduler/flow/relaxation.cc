@@ -161,7 +161,9 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
 
 Status RelaxationSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                const CancelFlag* cancel) {
-  COPSE_RETURN_IF_ERROR(net_.BuildSaturatingNegative(graph));
+  // The network is kept between solves and synced from the change record
+  // (at scale (c) building it anew took most of a step; docs/flow.md, run 6).
+  COPSE_RETURN_IF_ERROR(net_.SyncSaturatingNegative(graph));
   std::vector<int64_t> pot(net_.node_count(), 0);
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot, cancel));

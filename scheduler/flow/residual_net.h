@@ -12,11 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
 #include "scheduler/flow/flow_graph.h"
 #include "scheduler/flow/solver.h"
+#include "scheduler/flow/wide.h"
 
 namespace copse::flow {
 
@@ -46,9 +48,25 @@ class ResidualNet {
   // potentials, without a second pass over the residual arcs.
   Status BuildSaturatingNegative(const FlowGraph& graph);
 
+  // Keeps the network of one evolving graph between solves instead of
+  // building it anew (for the solvers that start from scratch every time):
+  // the first call builds it with room after each row, later calls read only
+  // the graph's change record (arcs removed from and appended to their rows,
+  // a row moved to the end of the array when it runs out of room, node slots
+  // freed and reused), and every call then sets the flow of
+  // BuildSaturatingNegative in one sequential pass over the rows. A graph
+  // other than the last one synced, a batch never synced (the revision
+  // jumped), or an array grown to twice its live arcs is built anew. The
+  // network then has node slots that hold no node (node_id() == kNoId, an
+  // empty row, zero excess), and row order depends on the history, so tie
+  // breaks may differ from a fresh Build (the optimal cost does not).
+  // Returns what Build returns.
+  Status SyncSaturatingNegative(const FlowGraph& graph);
+
+  // Dense node slots, some of which may be free after SyncSaturatingNegative.
   uint32_t node_count() const { return n_; }
   uint32_t begin(uint32_t u) const { return first_[u]; }
-  uint32_t end(uint32_t u) const { return first_[u + 1]; }
+  uint32_t end(uint32_t u) const { return end_[u]; }
   ResidualArc& arc(uint32_t a) { return arcs_[a]; }
   const ResidualArc& arc(uint32_t a) const { return arcs_[a]; }
   int64_t& excess(uint32_t u) { return excess_[u]; }
@@ -80,15 +98,38 @@ class ResidualNet {
  private:
   Status BuildImpl(const FlowGraph& graph, const std::vector<int64_t>* init_flow,
                    bool skip_new_arcs, bool saturate_negative);
+  // Persistent mode (residual_sync.cc).
+  static uint32_t RowSlack(uint32_t degree) { return degree / 8 + 2; }
+  void SyncChanges(const FlowGraph& g);
+  void RemovePair(uint32_t fa);
+  void AddPair(const FlowGraph& g, ArcId a);
+  uint32_t RowAppend(uint32_t u);
+  void MoveArc(uint32_t from, uint32_t to);
+  uint32_t NewSlot(uint32_t room);
+  void ResetSaturatingNegative();
 
   uint32_t n_ = 0;
-  std::vector<uint32_t> first_;
+  std::vector<uint32_t> first_;  // row starts (n_ + 1 entries)
+  std::vector<uint32_t> end_;    // row ends
   std::vector<ResidualArc> arcs_;
   std::vector<int64_t> excess_;
   std::vector<uint32_t> dense_;
   std::vector<NodeId> node_id_;
   std::vector<uint32_t> arc_pos_;
-  int64_t max_abs_cost_ = 0;
+  int64_t max_abs_cost_ = 0;  // persistent: an upper bound (removals do not lower it)
+
+  // Persistent mode only (SyncSaturatingNegative).
+  bool persistent_ = false;
+  uint64_t graph_instance_ = 0;       // FlowGraph::instance_id() of the graph synced
+  uint64_t revision_ = 0;             // ...and its revision then
+  std::vector<uint32_t> limit_;       // row u may grow up to limit_[u]
+  std::vector<int64_t> rcap_;         // by residual arc: its graph arc's capacity
+  std::vector<uint32_t> owner_;       // by residual arc: graph ArcId * 2, + 1 for a reverse arc
+  std::vector<int64_t> supply_;       // by slot
+  std::vector<uint32_t> free_dense_;  // slots without a node
+  std::unordered_map<ArcId, int64_t> loop_cap_;  // self-loops and their capacities
+  uint64_t live_residual_ = 0;                   // arcs in rows
+  Wide capacity_sum_ = 0, supply_sum_ = 0, abs_supply_ = 0;
 };
 
 // Sends flow from excess nodes to deficit nodes along any residual paths
