@@ -271,17 +271,24 @@ void ResidualNet::RemovePair(uint32_t fa) {
   live_residual_ -= 2;
 }
 
+// Appends `room` unused residual arcs to the array; returns the first.
+uint32_t ResidualNet::GrowArcs(uint32_t room) {
+  const uint32_t base = static_cast<uint32_t>(arcs_.size());
+  const size_t size = size_t{base} + room;
+  ReserveWithSlack(arcs_, size);
+  arcs_.resize(size);
+  ReserveWithSlack(rcap_, size);
+  rcap_.resize(size);
+  ReserveWithSlack(owner_, size);
+  owner_.resize(size);
+  return base;
+}
+
 uint32_t ResidualNet::RowAppend(uint32_t u) {
   if (end_[u] == limit_[u]) {  // no room: the row moves to the end of the array
     const uint32_t size = end_[u] - first_[u];
     const uint32_t room = size + size / 2 + 4;
-    const uint32_t base = static_cast<uint32_t>(arcs_.size());
-    ReserveWithSlack(arcs_, size_t{base} + room);
-    arcs_.resize(size_t{base} + room);
-    ReserveWithSlack(rcap_, arcs_.size());
-    rcap_.resize(arcs_.size());
-    ReserveWithSlack(owner_, arcs_.size());
-    owner_.resize(arcs_.size());
+    const uint32_t base = GrowArcs(room);
     for (uint32_t i = 0; i < size; ++i) MoveArc(first_[u] + i, base + i);
     first_[u] = base;
     end_[u] = base + size;
@@ -326,13 +333,7 @@ uint32_t ResidualNet::NewSlot(uint32_t room) {
     limit_[u] = first_[u] = 0;
   }
   if (limit_[u] - first_[u] < room) {
-    const uint32_t base = static_cast<uint32_t>(arcs_.size());
-    ReserveWithSlack(arcs_, size_t{base} + room);
-    arcs_.resize(size_t{base} + room);
-    ReserveWithSlack(rcap_, arcs_.size());
-    rcap_.resize(arcs_.size());
-    ReserveWithSlack(owner_, arcs_.size());
-    owner_.resize(arcs_.size());
+    const uint32_t base = GrowArcs(room);
     first_[u] = base;
     limit_[u] = base + room;
   }

@@ -103,6 +103,7 @@ class ResidualNet {
   void SyncChanges(const FlowGraph& g);
   void RemovePair(uint32_t fa);
   void AddPair(const FlowGraph& g, ArcId a);
+  uint32_t GrowArcs(uint32_t room);
   uint32_t RowAppend(uint32_t u);
   void MoveArc(uint32_t from, uint32_t to);
   uint32_t NewSlot(uint32_t room);
