@@ -31,7 +31,9 @@ FlowGraph::FlowGraph(const FlowGraph& other)
       instance_id_(NextInstanceId()),
       live_nodes_(other.live_nodes_),
       live_arcs_(other.live_arcs_),
-      revision_(other.revision_) {}
+      revision_(other.revision_),
+      edits_(other.edits_),
+      edits_at_commit_(other.edits_at_commit_) {}
 
 FlowGraph& FlowGraph::operator=(const FlowGraph& other) {
   if (this != &other) {
@@ -55,8 +57,10 @@ FlowGraph::FlowGraph(FlowGraph&& other) noexcept
       instance_id_(other.instance_id_),
       live_nodes_(other.live_nodes_),
       live_arcs_(other.live_arcs_),
-      revision_(other.revision_) {
-  other.instance_id_ = NextInstanceId();
+      revision_(other.revision_),
+      edits_(other.edits_),
+      edits_at_commit_(other.edits_at_commit_) {
+  other.ResetMovedFrom();
 }
 
 FlowGraph& FlowGraph::operator=(FlowGraph&& other) noexcept {
@@ -75,11 +79,27 @@ FlowGraph& FlowGraph::operator=(FlowGraph&& other) noexcept {
   live_nodes_ = other.live_nodes_;
   live_arcs_ = other.live_arcs_;
   revision_ = other.revision_;
-  other.instance_id_ = NextInstanceId();
+  edits_ = other.edits_;
+  edits_at_commit_ = other.edits_at_commit_;
+  other.ResetMovedFrom();
   return *this;
 }
 
+// A moved-from graph is an empty one with an id of its own.
+void FlowGraph::ResetMovedFrom() {
+  for (auto* v : {&free_nodes_, &pending_free_nodes_, &changed_nodes_}) v->clear();
+  for (auto* v : {&free_arcs_, &pending_free_arcs_, &changed_arcs_}) v->clear();
+  nodes_.clear();
+  ends_.clear();
+  arcs_.clear();
+  arc_alive_.clear();
+  instance_id_ = NextInstanceId();
+  live_nodes_ = live_arcs_ = 0;
+  revision_ = edits_ = edits_at_commit_ = 0;
+}
+
 void FlowGraph::MarkNode(NodeId n) {
+  ++edits_;
   if (nodes_[n].dirty_at != revision_ + 1) {
     nodes_[n].dirty_at = revision_ + 1;
     changed_nodes_.push_back(n);
@@ -87,6 +107,7 @@ void FlowGraph::MarkNode(NodeId n) {
 }
 
 void FlowGraph::MarkArc(ArcId a) {
+  ++edits_;
   if (arcs_[a].dirty_at != revision_ + 1) {
     arcs_[a].dirty_at = revision_ + 1;
     changed_arcs_.push_back(a);
@@ -213,6 +234,7 @@ void FlowGraph::CommitChanges() {
   free_arcs_.insert(free_arcs_.end(), pending_free_arcs_.begin(), pending_free_arcs_.end());
   pending_free_nodes_.clear();
   pending_free_arcs_.clear();
+  edits_at_commit_ = edits_;
   ++revision_;
 }
 

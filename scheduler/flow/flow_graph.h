@@ -89,6 +89,12 @@ class FlowGraph {
   bool IsNewNode(NodeId n) const { return n < nodes_.size() && nodes_[n].added_at == revision_; }
   // Number of CommitChanges() calls so far.
   uint64_t revision() const { return revision_; }
+  // Edits so far (each call that changed something), and their number when
+  // CommitChanges() was last called: a solver that synced its state at
+  // edit_count() == e continues into the next revision only if e equals
+  // edits_at_last_commit(), i.e. it saw the whole batch that was committed.
+  uint64_t edit_count() const { return edits_; }
+  uint64_t edits_at_last_commit() const { return edits_at_commit_; }
   size_t change_count() const { return changed_nodes_.size() + changed_arcs_.size(); }
 
   // Forgets the change record and makes freed ids reusable.
@@ -125,6 +131,7 @@ class FlowGraph {
     uint64_t dirty_at = 0;
   };
 
+  void ResetMovedFrom();
   void MarkNode(NodeId n);
   void MarkArc(ArcId a);
 
@@ -141,6 +148,8 @@ class FlowGraph {
   uint32_t live_nodes_ = 0;
   uint32_t live_arcs_ = 0;
   uint64_t revision_ = 0;
+  uint64_t edits_ = 0;
+  uint64_t edits_at_commit_ = 0;
 };
 
 }  // namespace copse::flow

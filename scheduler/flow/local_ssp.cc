@@ -106,6 +106,7 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
     if (excess_[n] != 0) Pend(n);
   }
   revision_ = g.revision();
+  edits_seen_ = g.edit_count();
   has_state_ = true;
   repair_all_ = false;
 }
@@ -892,7 +893,10 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
   check_.clear();
   fresh_.clear();
   bool all = repair_all_;
-  if (g.revision() == revision_ || g.revision() == revision_ + 1) {
+  // The change record covers the edits since the last commit: enough if the
+  // last sync was in this revision, or in the one before and saw all of it.
+  if (g.revision() == revision_ ||
+      (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_)) {
     // Arcs first: a removed node's arcs give back their flow before it goes.
     for (ArcId a : g.changed_arcs()) SyncArc(g, a);
     for (NodeId n : g.changed_nodes()) SyncNode(g, n);
@@ -908,6 +912,7 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
     }
   }
   revision_ = g.revision();
+  edits_seen_ = g.edit_count();
   auto t1 = Clock::now();
   stats_.sync_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   Status magnitudes = CheckMagnitudes(g);

@@ -148,6 +148,7 @@ class LocalSspSolver final : public FlowSolver {
   Stats stats_;
   bool has_state_ = false;
   uint64_t revision_ = 0;
+  uint64_t edits_seen_ = 0;  // the graph's edit_count() at the last sync
   bool repair_all_ = false;  // a solve stopped before its repair
 
   // Kept state, by ArcId / NodeId (the flow of each arc is in its copy).

@@ -174,6 +174,23 @@ TEST(LocalSspTest, SolvingTheSameBatchTwiceIsHarmless) {
   EXPECT_FALSE(solver.stats().full_sync);
 }
 
+// Edits made after a solve and committed without another solve are not in
+// the next batch's change record: the next solve must sync everything.
+TEST(LocalSspTest, EditsCommittedUnsolvedAreNotLost) {
+  std::mt19937_64 rng(29);
+  FlowGraph g = testing::RandomGraph(Shape::kSparse, 30, 23);
+  LocalSspSolver solver;
+  ASSERT_TRUE(SolveAndCheck(solver, g, "initial").ok());
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "first").ok());
+  testing::RandomChanges(g, 10, rng, true);  // never solved, then committed
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, "after the unsolved edits").ok());
+  EXPECT_TRUE(solver.stats().full_sync);
+}
+
 TEST(LocalSspTest, AdoptsAnotherSolversAnswer) {
   std::mt19937_64 rng(21);
   FlowGraph g = testing::RandomGraph(Shape::kBipartite, 40, 23);

@@ -148,6 +148,7 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
     }
   }
   if (persistent_) {
+    built_size_ = residual_arcs;
     capacity_sum_ = total - abs_supply_;
     live_residual_ = residual_arcs;
     for (uint32_t u = 0; u < n_; ++u) live_residual_ -= first_[u + 1] - end_[u];
@@ -160,11 +161,16 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
 }
 
 Status ResidualNet::SyncSaturatingNegative(const FlowGraph& g) {
+  // The change record holds every edit since the last commit: it brings the
+  // network up to date if the last sync was in this revision, or in the one
+  // before and saw all of its edits.
   const bool continues = persistent_ && graph_instance_ == g.instance_id() &&
-                         (g.revision() == revision_ || g.revision() == revision_ + 1) &&
-                         arcs_.size() <= 2 * live_residual_ + 4096;
+                         (g.revision() == revision_ || (g.revision() == revision_ + 1 &&
+                                                        g.edits_at_last_commit() == edits_seen_)) &&
+                         arcs_.size() <= 2 * built_size_ + 4096;
   graph_instance_ = g.instance_id();
   revision_ = g.revision();
+  edits_seen_ = g.edit_count();
   persistent_ = true;
   if (!continues) return BuildImpl(g, nullptr, false, true);
   SyncChanges(g);

@@ -55,9 +55,9 @@ class ResidualNet {
   // a row moved to the end of the array when it runs out of room, node slots
   // freed and reused), and every call then sets the flow of
   // BuildSaturatingNegative in one sequential pass over the rows. A graph
-  // other than the last one synced, a batch never synced (the revision
-  // jumped), or an array grown to twice its live arcs is built anew. The
-  // network then has node slots that hold no node (node_id() == kNoId, an
+  // other than the last one synced, edits never synced (the revision moved
+  // on past them), or an array grown to twice its size at the last build is
+  // built anew. The network then has node slots that hold no node (node_id() == kNoId, an
   // empty row, zero excess), and row order depends on the history, so tie
   // breaks may differ from a fresh Build (the optimal cost does not).
   // Returns what Build returns.
@@ -98,7 +98,7 @@ class ResidualNet {
  private:
   Status BuildImpl(const FlowGraph& graph, const std::vector<int64_t>* init_flow,
                    bool skip_new_arcs, bool saturate_negative);
-  // Persistent mode (residual_sync.cc).
+  // Persistent mode (SyncSaturatingNegative and what it calls).
   static uint32_t RowSlack(uint32_t degree) { return degree / 8 + 2; }
   void SyncChanges(const FlowGraph& g);
   void RemovePair(uint32_t fa);
@@ -122,7 +122,9 @@ class ResidualNet {
   // Persistent mode only (SyncSaturatingNegative).
   bool persistent_ = false;
   uint64_t graph_instance_ = 0;       // FlowGraph::instance_id() of the graph synced
-  uint64_t revision_ = 0;             // ...and its revision then
+  uint64_t revision_ = 0;             // ...its revision then
+  uint64_t edits_seen_ = 0;           // ...and its edit_count()
+  uint64_t built_size_ = 0;           // arcs_.size() after the last full build
   std::vector<uint32_t> limit_;       // row u may grow up to limit_[u]
   std::vector<int64_t> rcap_;         // by residual arc: its graph arc's capacity
   std::vector<uint32_t> owner_;       // by residual arc: graph ArcId * 2, + 1 for a reverse arc

@@ -203,11 +203,20 @@ TEST(ResidualNetTest, SyncedNetworkEqualsAFreshBuildAfterEveryBatch) {
         if (batch % 5 == 2) {  // the same batch again
           ASSERT_EQ(kept.SyncSaturatingNegative(g).code(), want.code());
         }
+        if (batch % 4 == 1) {  // more edits in this batch, synced next time round
+          RandomChanges(g, 4, rng, true);
+          want = fresh.BuildSaturatingNegative(g);
+          got = kept.SyncSaturatingNegative(g);
+          ASSERT_EQ(got.code(), want.code());
+        }
         if (want.ok()) {
           EXPECT_TRUE(RowsByNode(kept) == RowsByNode(fresh))
               << ShapeName(static_cast<Shape>(s)) << " seed " << seed << " batch " << batch;
           ExpectSameFlow(g, kept, fresh);
           ++synced;
+        }
+        if (batch % 3 == 0) {  // edits after the sync, committed unsynced
+          RandomChanges(g, 3, rng, true);
         }
         g.CommitChanges();
         if (batch == 7) {  // a batch never synced: the next sync rebuilds
@@ -220,23 +229,47 @@ TEST(ResidualNetTest, SyncedNetworkEqualsAFreshBuildAfterEveryBatch) {
   EXPECT_GT(synced, 300);
 }
 
-// A copy is another graph: syncing it after the original rebuilds instead
-// of applying the copy's change record to the original's network.
+// A copy is another graph: after the original's later edits were synced,
+// syncing the copy rebuilds instead of applying the copy's change record
+// (which lacks those edits) to the original's network.
 TEST(ResidualNetTest, ACopiedGraphIsNotMistakenForTheOriginal) {
   FlowGraph g = RandomGraph(Shape::kSparse, 30, 5);
   g.CommitChanges();
+  std::mt19937_64 rng(9);
+  RandomChanges(g, 6, rng, true);
   FlowGraph copy = g;
   EXPECT_NE(copy.instance_id(), g.instance_id());
-  std::mt19937_64 rng(9);
-  RandomChanges(copy, 10, rng, true);
+  EXPECT_EQ(copy.revision(), g.revision());
   ResidualNet kept;
   ASSERT_TRUE(kept.SyncSaturatingNegative(g).ok());
-  ASSERT_TRUE(kept.SyncSaturatingNegative(copy).ok());
+  RandomChanges(g, 10, rng, true);  // the original moves on...
+  ASSERT_TRUE(kept.SyncSaturatingNegative(g).ok());
+  ASSERT_TRUE(kept.SyncSaturatingNegative(copy).ok());  // ...the copy did not
   ResidualNet fresh;
   ASSERT_TRUE(fresh.BuildSaturatingNegative(copy).ok());
   EXPECT_TRUE(RowsByNode(kept) == RowsByNode(fresh));
-  FlowGraph moved = std::move(copy);
-  EXPECT_NE(moved.instance_id(), copy.instance_id());  // NOLINT(bugprone-use-after-move)
+}
+
+// A move hands the id over; the moved-from graph is an empty one.
+TEST(FlowGraphTest, MovedFromGraphIsEmptyWithAnIdOfItsOwn) {
+  FlowGraph g = RandomGraph(Shape::kSparse, 20, 3);
+  const uint64_t id = g.instance_id();
+  FlowGraph moved = std::move(g);
+  EXPECT_EQ(moved.instance_id(), id);
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from state is specified
+  EXPECT_NE(g.instance_id(), id);
+  EXPECT_EQ(g.node_count(), 0u);
+  EXPECT_EQ(g.arc_count(), 0u);
+  EXPECT_EQ(g.node_id_bound(), 0u);
+  NodeId a = g.AddNode(1), b = g.AddNode(-1);
+  g.AddArc(a, b, 1, 1);
+  ResidualNet net;
+  EXPECT_TRUE(net.Build(g).ok());
+  // NOLINTEND(bugprone-use-after-move)
+  FlowGraph assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.instance_id(), id);
+  EXPECT_GT(assigned.node_count(), 0u);
 }
 
 }  // namespace
