@@ -25,6 +25,7 @@
 #include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/local_ssp.h"
 #include "scheduler/flow/racing.h"
+#include "scheduler/flow/relaxation.h"
 #include "scheduler/flow/solvers.h"
 #include "scheduler/flow/verify.h"
 
@@ -251,6 +252,12 @@ struct Runner {
           r["excess_units"] = s->stats().excess_units;
           r["phases"] = s->stats().phases;
           r["settled"] = s->stats().settled;
+          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
+        }
+        if (auto* s = dynamic_cast<flow::RelaxationSolver*>(inc[i].get())) {
+          r["sync_ms"] = s->stats().sync_ms;
+          r["run_ms"] = s->stats().run_ms;
+          r["extract_ms"] = s->stats().extract_ms;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::LocalSspSolver*>(inc[i].get())) {

@@ -71,13 +71,22 @@ class RelaxationEngine {
 
 class RelaxationSolver final : public FlowSolver {
  public:
+  // Where the last solve's time went (wall clock, for benchmarks only).
+  struct Stats {
+    double sync_ms = 0;     // syncing the kept network and resetting its flow
+    double run_ms = 0;      // the relaxation itself
+    double extract_ms = 0;  // copying the answer out
+  };
+
   explicit RelaxationSolver(RelaxationOptions options = {}) : engine_(options) {}
   std::string_view name() const override { return "relaxation"; }
   Status Solve(const FlowGraph& graph, FlowSolution* out, const CancelFlag* cancel) override;
+  const Stats& stats() const { return stats_; }
 
  private:
   ResidualNet net_;
   RelaxationEngine engine_;
+  Stats stats_;
 };
 
 }  // namespace copse::flow

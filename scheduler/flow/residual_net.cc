@@ -150,8 +150,6 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
   if (persistent_) {
     built_size_ = residual_arcs;
     capacity_sum_ = total - abs_supply_;
-    live_residual_ = residual_arcs;
-    for (uint32_t u = 0; u < n_; ++u) live_residual_ -= first_[u + 1] - end_[u];
     ReserveWithSlack(limit_, n_);
     limit_.resize(n_);
     for (uint32_t u = 0; u < n_; ++u) limit_[u] = first_[u + 1];
@@ -274,7 +272,6 @@ void ResidualNet::RemovePair(uint32_t fa) {
     const uint32_t last = --end_[u];
     if (i != last) MoveArc(last, i);
   }
-  live_residual_ -= 2;
 }
 
 // Appends `room` unused residual arcs to the array; returns the first.
@@ -321,7 +318,6 @@ void ResidualNet::AddPair(const FlowGraph& g, ArcId a) {
   owner_[fa] = a << 1;
   owner_[ra] = (a << 1) | 1;
   arc_pos_[a] = fa;
-  live_residual_ += 2;
 }
 
 // A slot for a new node with room for `room` arcs: a free slot (its row

@@ -131,7 +131,6 @@ class ResidualNet {
   std::vector<int64_t> supply_;       // by slot
   std::vector<uint32_t> free_dense_;  // slots without a node
   std::unordered_map<ArcId, int64_t> loop_cap_;  // self-loops and their capacities
-  uint64_t live_residual_ = 0;                   // arcs in rows
   Wide capacity_sum_ = 0, supply_sum_ = 0, abs_supply_ = 0;
 };
 
