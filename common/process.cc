@@ -1,17 +1,39 @@
 #include "common/process.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 namespace copse {
+
+std::string ReadProcFile(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      if (n < 0) out.clear();  // the process went away mid-read
+      break;
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 namespace {
 
 // The state letter of one /proc stat file, or 0 when it cannot be read.
 char StateIn(const std::filesystem::path& stat_file) {
-  std::ifstream in(stat_file);
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = ReadProcFile(stat_file);
   size_t close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return 0;
   return stat[close + 2];

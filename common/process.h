@@ -2,7 +2,16 @@
 // resources. Reads /proc; no state.
 #pragma once
 
+#include <filesystem>
+#include <string>
+
 namespace copse {
+
+// The contents of a small file such as one under /proc/PID, or "" when it
+// cannot be opened or read. Reading a /proc file of a process that exits
+// meanwhile fails with ESRCH; std::ifstream turns that read error into an
+// exception (libstdc++'s filebuf), so /proc is read with plain read(2).
+std::string ReadProcFile(const std::filesystem::path& path);
 
 // True while any thread of `pid` has not finished exiting. A killed
 // multi-threaded process shows its leader as a zombie ('Z' in /proc/PID/stat)

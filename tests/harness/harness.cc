@@ -47,8 +47,7 @@ void WatchdogMain(int read_fd) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       std::string name = entry.path().filename();
       if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-      std::ifstream in(entry.path() / "cmdline");
-      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string cmdline = ReadProcFile(entry.path() / "cmdline");
       for (const std::string& d : dirs) {
         if (cmdline.find(d + "/") != std::string::npos) ::kill(std::stoi(name), SIGKILL);
       }
