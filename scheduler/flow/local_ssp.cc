@@ -62,8 +62,7 @@ void LocalSspSolver::Resize(const FlowGraph& g) {
 }
 
 void LocalSspSolver::NoteCost(int64_t cost) {
-  int64_t c = cost == kMin ? kMax : std::abs(cost);
-  max_abs_cost_ = std::max(max_abs_cost_, c);
+  max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
 }
 
 void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
@@ -185,7 +184,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   if (c.alive() && (!live || g.tail(a) != c.tail || g.head(a) != c.head)) {
     SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
     capacity_ -= c.capacity;
-    if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
+    if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
     if (c.tail != c.head) UnlinkAdjacent(a);
     c = ArcCopy{};
   }
@@ -203,7 +202,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     return;
   }
   if (g.cost(a) != c.cost) {
-    if (std::abs(c.cost) >= max_abs_cost_) max_exact_ = false;
+    if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
     cost_ += Wide{arcs_[a].flow} * (Wide{g.cost(a)} - c.cost);
     c.cost = g.cost(a);
     NoteCost(c.cost);

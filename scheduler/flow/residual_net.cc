@@ -119,7 +119,7 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
     arc_pos_[a] = kNoId;
     if (!g.IsArc(a)) continue;
     const int64_t cap = g.capacity(a), cost = g.cost(a);
-    max_abs_cost_ = std::max(max_abs_cost_, std::abs(cost));
+    max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
     total += cap;
     in_range = in_range && total <= kMaxTotalCapacity;
     const NodeId tail = g.tail(a), head = g.head(a);
@@ -202,7 +202,7 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
         if (alive) {
           capacity_sum_ += g.capacity(a);
           it->second = g.capacity(a);
-          max_abs_cost_ = std::max(max_abs_cost_, std::abs(g.cost(a)));
+          max_abs_cost_ = std::max(max_abs_cost_, AbsCost(g.cost(a)));
         } else {
           loop_cap_.erase(it);
         }
@@ -223,7 +223,7 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
     rcap_[fa] = rcap_[ra] = cap;
     arcs_[fa].cost = cost;
     arcs_[ra].cost = -cost;
-    max_abs_cost_ = std::max(max_abs_cost_, std::abs(cost));
+    max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
   }
   for (NodeId v : g.changed_nodes()) {
     uint32_t u = dense_[v];
@@ -303,7 +303,7 @@ uint32_t ResidualNet::RowAppend(uint32_t u) {
 void ResidualNet::AddPair(const FlowGraph& g, ArcId a) {
   const int64_t cap = g.capacity(a), cost = g.cost(a);
   capacity_sum_ += cap;
-  max_abs_cost_ = std::max(max_abs_cost_, std::abs(cost));
+  max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
   const NodeId tail = g.tail(a), head = g.head(a);
   if (tail == head) {
     loop_cap_[a] = cap;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <unordered_map>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct ResidualArc {
 inline constexpr int64_t kMaxCostTimesNodes = int64_t{1} << 60;
 // Largest sum of capacities plus |supplies|, so that excesses never overflow.
 inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
+
+// |cost|, with the most negative int64 (whose negation overflows) mapped to
+// the largest, so that magnitude checks reject it.
+inline int64_t AbsCost(int64_t cost) {
+  if (cost >= 0) return cost;
+  return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
+}
 
 class ResidualNet {
  public:

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 
@@ -95,6 +96,14 @@ TEST_P(SolverTest, RejectsCostsThatCouldOverflow) {
   g.AddArc(a, b, 1, int64_t{1} << 62);
   FlowSolution sol;
   EXPECT_EQ((*solver)->Solve(g, &sol, nullptr).code(), StatusCode::kInvalidArgument);
+  // The most negative cost has no positive counterpart in int64: it must
+  // still count as too large (std::abs of it is undefined).
+  FlowGraph low;
+  NodeId c = low.AddNode(1), d = low.AddNode(-1);
+  low.AddArc(c, d, 1, std::numeric_limits<int64_t>::min());
+  auto fresh = MakeSolver(GetParam());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->Solve(low, &sol, nullptr).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(SolverTest, HonoursCancellation) {
