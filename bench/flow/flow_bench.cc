@@ -24,6 +24,7 @@
 #include "scheduler/flow/incremental.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/local_ssp.h"
+#include "scheduler/flow/network_simplex.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/relaxation.h"
 #include "scheduler/flow/solvers.h"
@@ -258,6 +259,20 @@ struct Runner {
           r["sync_ms"] = s->stats().sync_ms;
           r["run_ms"] = s->stats().run_ms;
           r["extract_ms"] = s->stats().extract_ms;
+          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
+        }
+        if (auto* s = dynamic_cast<flow::NetworkSimplexSolver*>(inc[i].get())) {
+          const flow::NetworkSimplexSolver::Stats& ns = s->stats();
+          r["warm"] = ns.warm;
+          r["pivots"] = ns.pivots;
+          r["degenerate"] = ns.degenerate;
+          r["cuts"] = ns.cuts;
+          r["hung"] = ns.hung;
+          r["settled"] = ns.settled;
+          r["stage_two"] = ns.stage_two;
+          r["build_ms"] = ns.build_ms;
+          r["pivot_ms"] = ns.pivot_ms;
+          r["emit_ms"] = ns.emit_ms;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::LocalSspSolver*>(inc[i].get())) {

@@ -3,6 +3,7 @@
 #include "scheduler/flow/cost_scaling.h"
 #include "scheduler/flow/incremental.h"
 #include "scheduler/flow/local_ssp.h"
+#include "scheduler/flow/network_simplex.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/relaxation.h"
 #include "scheduler/flow/ssp.h"
@@ -23,6 +24,7 @@ std::vector<std::string> SolverNames() {
           "incremental_cs_local",
           "incremental_local",
           "incremental_tiered",
+          "network_simplex",
           "cost_scaling",
           "cost_scaling_wide",
           "relaxation",
@@ -101,6 +103,9 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     return std::unique_ptr<FlowSolver>(new RacingSolver("race_scratch",
                                                         std::make_unique<RelaxationSolver>(),
                                                         std::make_unique<CostScalingSolver>()));
+  }
+  if (name == "network_simplex") {
+    return std::unique_ptr<FlowSolver>(new NetworkSimplexSolver());
   }
   if (name == "ssp") return std::unique_ptr<FlowSolver>(new SuccessiveShortestPathSolver());
   std::string known;
