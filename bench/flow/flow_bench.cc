@@ -253,6 +253,14 @@ struct Runner {
           r["excess_units"] = s->stats().excess_units;
           r["phases"] = s->stats().phases;
           r["settled"] = s->stats().settled;
+          json refines = json::array();
+          for (const auto& f : s->stats().refines) {
+            refines.push_back({{"eps", f.eps},
+                               {"ms", f.ms},
+                               {"relabels", f.relabels},
+                               {"global_updates", f.global_updates}});
+          }
+          r["refines"] = refines;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::RelaxationSolver*>(inc[i].get())) {

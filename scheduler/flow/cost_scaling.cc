@@ -1,9 +1,11 @@
 #include "scheduler/flow/cost_scaling.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "scheduler/flow/reuse.h"
+#include "scheduler/flow/ssp.h"
 #include "scheduler/flow/wide.h"
 
 namespace copse::flow {
@@ -83,6 +85,8 @@ class Core {
   // Nodes whose potential changed; every node when whole().
   const std::vector<uint32_t>& changed() const { return ever_; }
   bool whole() const { return whole_; }
+  // Scaling stopped early (CostScalingOptions::ssp_finish_below).
+  bool finish() const { return finish_; }
 
  private:
   static constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
@@ -124,10 +128,22 @@ class Core {
     }
   }
 
+  Outcome TimedRefine(T eps) {
+    ++stats_.refines;
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t relabels = stats_.relabels, updates = stats_.global_updates;
+    Outcome o = Refine(eps);
+    stats_.refine_log.push_back(
+        {static_cast<double>(eps) / static_cast<double>(scale_),
+         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+             .count(),
+         stats_.relabels - relabels, stats_.global_updates - updates});
+    return o;
+  }
+
   Outcome Scale(T eps, bool refine_first) {
     if (refine_first) {
-      ++stats_.refines;
-      Outcome o = Refine(eps);
+      Outcome o = TimedRefine(eps);
       if (o != Outcome::kDone) return o;
     }
     while (eps > 1) {
@@ -140,10 +156,14 @@ class Core {
         ++stats_.skipped_by_price_refine;
         continue;
       }
-      ++stats_.refines;
-      Outcome o = Refine(eps);
+      Outcome o = TimedRefine(eps);
       if (o != Outcome::kDone) return o;
       if (whole_ && eps > 1 && eps < kProveBelow * scale_ && ProveOptimal()) return Outcome::kDone;
+      if (whole_ && eps > 1 && opt_.ssp_finish_below > 0 &&
+          eps < static_cast<T>(opt_.ssp_finish_below) * scale_) {
+        finish_ = true;
+        return Outcome::kDone;
+      }
     }
     return Outcome::kDone;
   }
@@ -450,6 +470,7 @@ class Core {
   std::vector<T>& p_;
   const CostScalingOptions& opt_;
   CostScalingEngine::Stats& stats_;
+  bool finish_ = false;
   const CancelFlag* cancel_;
   uint32_t n_;
   T scale_;
@@ -503,6 +524,22 @@ Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOp
   if (core.whole()) {
     for (size_t u = 0; u < pot.size(); ++u) pot[u] = FloorDiv(p[u], scale);
     changed->clear();  // the cold caller fixes every node's potential anyway
+    if (core.finish()) {
+      // Rounded down, every residual reduced cost is above -(1 + eps / scale):
+      // saturate the negative ones and route what that displaces.
+      for (uint32_t u = 0; u < net.node_count(); ++u) {
+        for (uint32_t a = net.begin(u), e = net.end(u); a < e; ++a) {
+          const ResidualArc& r = net.arc(a);
+          if (r.resid > 0 && r.cost - pot[u] + pot[r.head] < 0) net.Push(a, r.resid);
+        }
+      }
+      thread_local ShortestPathEngine ssp;
+      Status st = ssp.Route(net, pot, cancel);
+      stats.ssp_finished = true;
+      stats.ssp_phases = ssp.stats().phases;
+      if (st.code() == StatusCode::kCancelled) return Outcome::kCancelled;
+      if (!st.ok()) return Outcome::kStuck;
+    }
   } else {
     for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
     CopyReuse(*changed, core.changed());
@@ -533,7 +570,9 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   // Potentials proved exact in scaled units stay exact when rounded down
   // (c * s >= a - b implies c >= floor(a / s) - floor(b / s)); otherwise the
   // rounded ones are 1-optimal in original units: make them exact.
-  if (stats_.proved_optimal > 0 && !stats_.used_wide) return Status::Ok();
+  if ((stats_.proved_optimal > 0 || stats_.ssp_finished) && !stats_.used_wide) {
+    return Status::Ok();
+  }
   if (!FixPotentials(net, pot, 0, 0, cancel)) return Cancelled("solve cancelled");
   return Status::Ok();
 }
@@ -556,6 +595,8 @@ Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, i
     Status st = Run(net, pot, cancel);
     stats_.refines += warm.refines;
     stats_.relabels += warm.relabels;
+    stats_.refine_log.insert(stats_.refine_log.begin(), warm.refine_log.begin(),
+                             warm.refine_log.end());
     return st;
   }
   if (o == Outcome::kCancelled) return Cancelled("solve cancelled");

@@ -33,6 +33,12 @@ struct CostScalingOptions {
   // at (a) about twice as long; docs/flow.md, run 4).
   bool price_refine = false;
   bool force_wide = false;  // use 128-bit arithmetic from the start (tests)
+  // Once a refine leaves epsilon below this many original cost units (0:
+  // never), stop scaling: round the potentials down, saturate the residual
+  // arcs whose reduced cost is then negative, and route the excess this
+  // leaves by successive shortest paths (ssp.h), which ends with exact
+  // potentials. Replaces the refines below one cost unit.
+  int64_t ssp_finish_below = 0;
 };
 
 class CostScalingEngine {
@@ -45,6 +51,16 @@ class CostScalingEngine {
     uint64_t optimality_checks = 0;  // cold run: is the flow optimal already?
     uint64_t proved_optimal = 0;     // ... and it was (the later refines skipped)
     bool used_wide = false;
+    bool ssp_finished = false;  // ended by ssp_finish_below
+    uint64_t ssp_phases = 0;
+    // One entry per refine, in order (docs/flow.md, "What bounds it").
+    struct Refine {
+      double eps = 0;  // in original cost units (the scaled epsilon / (nodes + 1))
+      double ms = 0;
+      uint64_t relabels = 0;
+      uint64_t global_updates = 0;
+    };
+    std::vector<Refine> refine_log;
   };
 
   explicit CostScalingEngine(CostScalingOptions options = {}) : options_(options) {}

@@ -23,6 +23,7 @@ using testing::Shape;
 struct Variant {
   int factor;
   bool price_refine;
+  int64_t ssp_finish_below = 0;
 };
 
 class CostScalingTest : public ::testing::TestWithParam<Variant> {};
@@ -32,8 +33,9 @@ TEST_P(CostScalingTest, AgreesWithLemonOnRandomShapes) {
   CostScalingOptions options;
   options.scaling_factor = GetParam().factor;
   options.price_refine = GetParam().price_refine;
+  options.ssp_finish_below = GetParam().ssp_finish_below;
   int infeasible = 0;
-  uint64_t checks = 0, proved = 0;
+  uint64_t checks = 0, proved = 0, finished = 0;
   for (int shape = 0; shape < testing::kShapeCount; ++shape) {
     for (int seed = 0; seed < 16; ++seed) {
       const std::string what =
@@ -52,12 +54,25 @@ TEST_P(CostScalingTest, AgreesWithLemonOnRandomShapes) {
       ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
       checks += solver.stats().optimality_checks;
       proved += solver.stats().proved_optimal;
+      finished += solver.stats().ssp_finished;
+      // One log entry per refine, epsilon falling by the factor (or to 1).
+      const auto& log = solver.stats().refine_log;
+      EXPECT_EQ(log.size(), solver.stats().refines) << what;
+      for (size_t i = 1; i < log.size(); ++i) {
+        EXPECT_LT(log[i].eps, log[i - 1].eps) << what;
+        EXPECT_GE(log[i].ms, 0) << what;
+      }
       EXPECT_EQ(sol.cost, oracle.cost) << what;
       Status check = CheckSolution(g, sol);
       EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
     }
   }
   EXPECT_GT(infeasible, 0);  // the infeasible shape was exercised
+  if (GetParam().ssp_finish_below > 0) {
+    EXPECT_GT(finished, 0u);  // solves ended by shortest paths
+  } else {
+    EXPECT_EQ(finished, 0u);
+  }
   if (GetParam().price_refine) {
     EXPECT_EQ(checks, 0u);
   } else {
@@ -72,6 +87,7 @@ TEST_P(CostScalingTest, ReusesBuffersAcrossSizes) {
   CostScalingOptions options;
   options.scaling_factor = GetParam().factor;
   options.price_refine = GetParam().price_refine;
+  options.ssp_finish_below = GetParam().ssp_finish_below;
   CostScalingSolver solver(options);
   constexpr int kSizes[] = {70, 9, 45, 12, 70};
   for (int i = 0; i < 5; ++i) {
@@ -115,12 +131,16 @@ TEST(ResidualNetTest, BuildChecksMagnitudes) {
 
 std::string VariantName(const ::testing::TestParamInfo<Variant>& info) {
   return "factor" + std::to_string(info.param.factor) +
-         (info.param.price_refine ? "_price_refine" : "");
+         (info.param.price_refine ? "_price_refine" : "") +
+         (info.param.ssp_finish_below > 0
+              ? "_ssp_finish_below" + std::to_string(info.param.ssp_finish_below)
+              : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, CostScalingTest,
                          ::testing::Values(Variant{2, false}, Variant{3, false}, Variant{16, false},
-                                           Variant{64, false}, Variant{5, true}, Variant{16, true}),
+                                           Variant{64, false}, Variant{5, true}, Variant{16, true},
+                                           Variant{16, false, 1}, Variant{2, false, 16}),
                          VariantName);
 
 }  // namespace

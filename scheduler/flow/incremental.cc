@@ -26,7 +26,12 @@ std::string EngineName(IncrementalOptions::Engine e) {
 }  // namespace
 
 IncrementalSolver::IncrementalSolver(IncrementalOptions options)
-    : options_(options), name_(EngineName(options.engine)), cs_(options.cost_scaling) {}
+    : options_(options), name_(EngineName(options.engine)), cs_(options.cost_scaling) {
+  if (options.engine == IncrementalOptions::Engine::kCostScaling) {
+    if (options.local_cost_scaling) name_ += "_local";
+    if (options.cost_scaling.ssp_finish_below > 0) name_ += "_finish";
+  }
+}
 
 void IncrementalSolver::InitPotentials(const FlowGraph& g, std::vector<int64_t>& pot) {
   const uint32_t n = net_.node_count();
@@ -107,7 +112,9 @@ Status IncrementalSolver::SolveCold(const FlowGraph& g, std::vector<int64_t>& po
   }
   COPSE_RETURN_IF_ERROR(net_.Build(g));
   AssignReuse(pot, net_.node_count(), int64_t{0});
-  return cs_.Run(net_, pot, cancel);
+  Status st = cs_.Run(net_, pot, cancel);
+  stats_.refines = cs_.stats().refine_log;
+  return st;
 }
 
 void IncrementalSolver::LoadPrevious() {
@@ -135,6 +142,7 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
   if (engine == IncrementalOptions::Engine::kCostScaling && !options_.local_cost_scaling) {
     Status st = cs_.Run(net_, pot, cancel);
     stats_.phases = cs_.stats().refines;
+    stats_.refines = cs_.stats().refine_log;
     stats_.settled = cs_.stats().relabels;
     return st;
   }
@@ -146,6 +154,7 @@ Status IncrementalSolver::SolveWarm(const FlowGraph& g, std::vector<int64_t>& po
   if (engine == IncrementalOptions::Engine::kCostScaling) {
     Status st = cs_.RunWarm(net_, pot, worst, cancel);
     stats_.phases = cs_.stats().refines;
+    stats_.refines = cs_.stats().refine_log;
     stats_.settled = cs_.stats().relabels;
     return st;
   }

@@ -61,6 +61,8 @@ class IncrementalSolver final : public FlowSolver {
     int64_t excess_units = 0;      // units of excess left for the engine
     uint64_t phases = 0;           // shortest-path phases (or refines)
     uint64_t settled = 0;          // nodes settled by Dijkstra
+    // The cost-scaling engine's refines, when it ran (cold or warm).
+    std::vector<CostScalingEngine::Stats::Refine> refines;
   };
 
   explicit IncrementalSolver(IncrementalOptions options = {});

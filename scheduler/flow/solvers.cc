@@ -19,6 +19,7 @@ std::vector<std::string> SolverNames() {
           "race_scratch",
           "incremental",
           "incremental_cs",
+          "incremental_cs_finish",
           "incremental_auto",
           "incremental_relax",
           "incremental_cs_local",
@@ -27,6 +28,7 @@ std::vector<std::string> SolverNames() {
           "network_simplex",
           "cost_scaling",
           "cost_scaling_wide",
+          "cost_scaling_finish",
           "relaxation",
           "relaxation_fifo",
           "ssp"};
@@ -39,6 +41,11 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     o.force_wide = true;
     o.scaling_factor = 4;
     o.price_refine = true;  // off by default; the tests exercise it here
+    return std::unique_ptr<FlowSolver>(new CostScalingSolver(o));
+  }
+  if (name == "cost_scaling_finish") {
+    CostScalingOptions o;
+    o.ssp_finish_below = 1;
     return std::unique_ptr<FlowSolver>(new CostScalingSolver(o));
   }
   if (name == "relaxation") return std::unique_ptr<FlowSolver>(new RelaxationSolver());
@@ -55,6 +62,12 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
   };
   if (name == "incremental") return incremental(Engine::kShortestPaths);
   if (name == "incremental_cs") return incremental(Engine::kCostScaling);
+  if (name == "incremental_cs_finish") {
+    IncrementalOptions o;
+    o.engine = Engine::kCostScaling;
+    o.cost_scaling.ssp_finish_below = 1;
+    return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
+  }
   if (name == "incremental_relax") return incremental(Engine::kRelaxation);
   if (name == "incremental_auto") return incremental(Engine::kAuto);
   if (name == "incremental_cs_local") {
