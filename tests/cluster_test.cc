@@ -258,6 +258,11 @@ TEST(ClusterCliTest, UsageErrorsExitTwo) {
   CommandResult missing = RunCopse("copse", {"bench", "nosuchsuite"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("copse-bench-nosuchsuite"), std::string::npos) << missing.err;
+  // An unknown solver name is rejected before any graph is built.
+  CommandResult solver =
+      RunCopse("copse", {"bench", "flow", "--scale", "t", "--incremental", "bogus"});
+  EXPECT_EQ(solver.exit_code, 2);
+  EXPECT_NE(solver.err.find("unknown algorithm 'bogus'"), std::string::npos) << solver.err;
 }
 
 }  // namespace

@@ -88,10 +88,17 @@ std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
     return std::make_unique<flow::LocalSspSolver>(o);
   }
   if (name.rfind("incremental_local_look", 0) == 0) {  // incremental_local_lookN: N hops
-    o.lookahead = std::stoi(name.substr(std::strlen("incremental_local_look")));
+    const std::string hops = name.substr(std::strlen("incremental_local_look"));
+    if (hops.empty() || hops.size() > 2 ||
+        hops.find_first_not_of("0123456789") != std::string::npos) {
+      return nullptr;
+    }
+    o.lookahead = std::stoi(hops);
     return std::make_unique<flow::LocalSspSolver>(o);
   }
-  return flow::MakeSolver(name).value();
+  auto made = flow::MakeSolver(name);
+  if (!made.ok()) return nullptr;  // main() rejects unknown names before this
+  return std::move(*made);
 }
 
 struct Runner {
@@ -410,6 +417,19 @@ int main(int argc, char** argv) {
   if (o.scratch.size() == 1 && (o.scratch[0].empty() || o.scratch[0] == "none")) o.scratch.clear();
   if (o.incremental.size() == 1 && (o.incremental[0].empty() || o.incremental[0] == "none")) {
     o.incremental.clear();
+  }
+  // Every solver name is checked before any graph is built.
+  for (const auto* list : {&o.scratch, &o.incremental}) {
+    for (const std::string& name : *list) {
+      bool bench_only = list == &o.incremental && name.rfind("incremental_local_", 0) == 0 &&
+                        copse::bench::MakeBenchSolver(name) != nullptr;
+      if (bench_only) continue;
+      auto made = copse::flow::MakeSolver(name);
+      if (!made.ok()) {
+        std::fprintf(stderr, "copse-bench-flow: %s\n", made.status().ToString().c_str());
+        return 2;
+      }
+    }
   }
   return runner.Run();
 }

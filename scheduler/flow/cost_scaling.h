@@ -37,8 +37,10 @@ struct CostScalingOptions {
   // never), stop scaling: round the potentials down, saturate the residual
   // arcs whose reduced cost is then negative, and route the excess this
   // leaves by successive shortest paths (ssp.h), which ends with exact
-  // potentials. Replaces the refines below one cost unit.
-  int64_t ssp_finish_below = 0;
+  // potentials. Replaces the refines below one cost unit, which on the
+  // over-subscribed scale (e) took 1-2 s of a 5 s solve (docs/flow.md,
+  // run 7). Applies to a whole-graph run (not price refine, not RunWarm).
+  int64_t ssp_finish_below = 1;
 };
 
 class CostScalingEngine {

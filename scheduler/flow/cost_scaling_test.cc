@@ -23,7 +23,7 @@ using testing::Shape;
 struct Variant {
   int factor;
   bool price_refine;
-  int64_t ssp_finish_below = 0;
+  int64_t ssp_finish_below = 0;  // 0: every refine down to epsilon 1
 };
 
 class CostScalingTest : public ::testing::TestWithParam<Variant> {};

@@ -29,7 +29,7 @@ IncrementalSolver::IncrementalSolver(IncrementalOptions options)
     : options_(options), name_(EngineName(options.engine)), cs_(options.cost_scaling) {
   if (options.engine == IncrementalOptions::Engine::kCostScaling) {
     if (options.local_cost_scaling) name_ += "_local";
-    if (options.cost_scaling.ssp_finish_below > 0) name_ += "_finish";
+    if (options.cost_scaling.ssp_finish_below == 0) name_ += "_nofinish";
   }
 }
 

@@ -19,7 +19,7 @@ std::vector<std::string> SolverNames() {
           "race_scratch",
           "incremental",
           "incremental_cs",
-          "incremental_cs_finish",
+          "incremental_cs_nofinish",
           "incremental_auto",
           "incremental_relax",
           "incremental_cs_local",
@@ -28,7 +28,7 @@ std::vector<std::string> SolverNames() {
           "network_simplex",
           "cost_scaling",
           "cost_scaling_wide",
-          "cost_scaling_finish",
+          "cost_scaling_nofinish",
           "relaxation",
           "relaxation_fifo",
           "ssp"};
@@ -43,9 +43,9 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     o.price_refine = true;  // off by default; the tests exercise it here
     return std::unique_ptr<FlowSolver>(new CostScalingSolver(o));
   }
-  if (name == "cost_scaling_finish") {
+  if (name == "cost_scaling_nofinish") {  // every refine down to epsilon 1 (before run 7)
     CostScalingOptions o;
-    o.ssp_finish_below = 1;
+    o.ssp_finish_below = 0;
     return std::unique_ptr<FlowSolver>(new CostScalingSolver(o));
   }
   if (name == "relaxation") return std::unique_ptr<FlowSolver>(new RelaxationSolver());
@@ -62,10 +62,10 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
   };
   if (name == "incremental") return incremental(Engine::kShortestPaths);
   if (name == "incremental_cs") return incremental(Engine::kCostScaling);
-  if (name == "incremental_cs_finish") {
+  if (name == "incremental_cs_nofinish") {
     IncrementalOptions o;
     o.engine = Engine::kCostScaling;
-    o.cost_scaling.ssp_finish_below = 1;
+    o.cost_scaling.ssp_finish_below = 0;
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   }
   if (name == "incremental_relax") return incremental(Engine::kRelaxation);
