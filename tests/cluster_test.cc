@@ -263,6 +263,9 @@ TEST(ClusterCliTest, UsageErrorsExitTwo) {
       RunCopse("copse", {"bench", "flow", "--scale", "t", "--incremental", "bogus"});
   EXPECT_EQ(solver.exit_code, 2);
   EXPECT_NE(solver.err.find("unknown algorithm 'bogus'"), std::string::npos) << solver.err;
+  CommandResult lemon = RunCopse("copse", {"bench", "flow", "--scale", "t", "--lemon", "simplex"});
+  EXPECT_EQ(lemon.exit_code, 2);
+  EXPECT_NE(lemon.err.find("unknown --lemon solver 'simplex'"), std::string::npos) << lemon.err;
 }
 
 }  // namespace

@@ -418,6 +418,13 @@ int main(int argc, char** argv) {
   if (o.incremental.size() == 1 && (o.incremental[0].empty() || o.incremental[0] == "none")) {
     o.incremental.clear();
   }
+  for (const std::string& name : o.lemon) {
+    if (name != "ns" && name != "cs" && name != "caps") {
+      std::fprintf(stderr, "copse-bench-flow: unknown --lemon solver '%s' (ns, cs, caps)\n",
+                   name.c_str());
+      return 2;
+    }
+  }
   // Every solver name is checked before any graph is built.
   for (const auto* list : {&o.scratch, &o.incremental}) {
     for (const std::string& name : *list) {

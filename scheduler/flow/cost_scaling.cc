@@ -159,8 +159,9 @@ class Core {
       Outcome o = TimedRefine(eps);
       if (o != Outcome::kDone) return o;
       if (whole_ && eps > 1 && eps < kProveBelow * scale_ && ProveOptimal()) return Outcome::kDone;
+      // eps / scale_ < k is eps < k * scale_ without the product overflowing.
       if (whole_ && eps > 1 && opt_.ssp_finish_below > 0 &&
-          eps < static_cast<T>(opt_.ssp_finish_below) * scale_) {
+          eps / scale_ < static_cast<T>(opt_.ssp_finish_below)) {
         finish_ = true;
         return Outcome::kDone;
       }

@@ -243,7 +243,8 @@ Status NetworkSimplexSolver::Build(const FlowGraph& g) {
   ComputePotentials();
   SettleHung(g);
   block_ = std::max<uint32_t>(10, static_cast<uint32_t>(std::sqrt(static_cast<double>(arcs))));
-  uint32_t skip = std::clamp<uint32_t>(arcs / nodes, 3, std::max<uint32_t>(arcs, 1));
+  // At most the number of arcs, so that every column of the order has an arc.
+  const uint32_t skip = std::min(std::max<uint32_t>(arcs / nodes, 3), std::max<uint32_t>(arcs, 1));
   if (skip != skip_ || row_ * skip_ + col_ >= arcs) skip_ = skip, row_ = 0, col_ = 0;
   return Status::Ok();
 }
@@ -297,7 +298,7 @@ void NetworkSimplexSolver::SettleHung(const FlowGraph& g) {
       for (ArcId a = g.first_in(x); a != kNoId; a = g.next_in(a)) {
         if (mark_[src_[a]] != stamp_) bound(a, false);
       }
-      if (x != r) bound(m_ + x, true);
+      if (x != r) bound(m_ + x, src_[m_ + x] == x);  // either direction (Build)
     }
     if (lo > hi) continue;
     const int64_t shift = std::clamp<int64_t>(0, lo, hi);

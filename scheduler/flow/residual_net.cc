@@ -135,7 +135,7 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
       f = std::clamp<int64_t>((*init_flow)[a], 0, cap);
     }
     arcs_[fa] = ResidualArc{cap - f, cost, h, ra};
-    arcs_[ra] = ResidualArc{f, -cost, t, fa};
+    arcs_[ra] = ResidualArc{f, NegCost(cost), t, fa};
     if (f != 0 && in_range) {
       excess_[t] -= f;
       excess_[h] += f;
@@ -222,7 +222,7 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
     capacity_sum_ += cap;
     rcap_[fa] = rcap_[ra] = cap;
     arcs_[fa].cost = cost;
-    arcs_[ra].cost = -cost;
+    arcs_[ra].cost = NegCost(cost);
     max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
   }
   for (NodeId v : g.changed_nodes()) {
@@ -313,7 +313,7 @@ void ResidualNet::AddPair(const FlowGraph& g, ArcId a) {
   const uint32_t fa = RowAppend(t);
   const uint32_t ra = RowAppend(h);  // may move row h, never row t
   arcs_[fa] = ResidualArc{cap, cost, h, ra};
-  arcs_[ra] = ResidualArc{0, -cost, t, fa};
+  arcs_[ra] = ResidualArc{0, NegCost(cost), t, fa};
   rcap_[fa] = rcap_[ra] = cap;
   owner_[fa] = a << 1;
   owner_[ra] = (a << 1) | 1;

@@ -38,6 +38,11 @@ inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
 
 // |cost|, with the most negative int64 (whose negation overflows) mapped to
 // the largest, so that magnitude checks reject it.
+// -cost for a reverse residual arc, saturated the same way (a network with
+// such a cost fails its magnitude check; the arc must only not overflow).
+inline int64_t NegCost(int64_t cost) {
+  return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
+}
 inline int64_t AbsCost(int64_t cost) {
   if (cost >= 0) return cost;
   return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
