@@ -255,18 +255,7 @@ Status LocalSspSolver::CheckMagnitudes(const FlowGraph& g) {
     }
     max_exact_ = true;
   }
-  if (max_abs_cost_ > limit) {
-    return InvalidArgument("arc costs up to " + std::to_string(max_abs_cost_) +
-                           " are too large for a graph of " + std::to_string(g.node_count()) +
-                           " nodes (|cost| * (nodes + 1) must stay below 2^60)");
-  }
-  if (capacity_ + abs_supply_ > kMaxTotalCapacity) {
-    return InvalidArgument("capacities and supplies sum beyond 2^62");
-  }
-  if (supply_sum_ != 0) {
-    return Infeasible("supplies sum to " + WideToString(supply_sum_) + ", not 0");
-  }
-  return Status::Ok();
+  return flow::CheckMagnitudes(max_abs_cost_, g.node_count(), capacity_ + abs_supply_, supply_sum_);
 }
 
 // Saturates whichever residual direction of arc `a` has a negative reduced cost.

@@ -58,16 +58,8 @@ void NetworkSimplexSolver::Preorder() {
   order_.clear();
   const uint32_t root = n_;
   order_.push_back(root);
-  uint32_t x = first_child_[root];
-  while (x != kNoId) {
+  for (uint32_t x = first_child_[root]; x != kNoId; x = NextInSubtree(x, root)) {
     order_.push_back(x);
-    if (first_child_[x] != kNoId) {
-      x = first_child_[x];
-      continue;
-    }
-    while (x != root && next_sib_[x] == kNoId) x = parent_[x];
-    if (x == root) break;
-    x = next_sib_[x];
   }
 }
 
@@ -94,18 +86,10 @@ void NetworkSimplexSolver::ComputePotentials() {
   const uint32_t root = n_;
   pi_[root] = 0;
   depth_[root] = 0;
-  uint32_t x = first_child_[root];
-  while (x != kNoId) {
-    uint32_t p = parent_[x], e = pred_[x];
+  for (uint32_t x = first_child_[root]; x != kNoId; x = NextInSubtree(x, root)) {
+    const uint32_t p = parent_[x], e = pred_[x];
     pi_[x] = up_[x] ? pi_[p] - cost_[e] : pi_[p] + cost_[e];
     depth_[x] = depth_[p] + 1;
-    if (first_child_[x] != kNoId) {
-      x = first_child_[x];
-      continue;
-    }
-    while (x != root && next_sib_[x] == kNoId) x = parent_[x];
-    if (x == root) break;
-    x = next_sib_[x];
   }
 }
 
@@ -152,18 +136,8 @@ Status NetworkSimplexSolver::Build(const FlowGraph& g) {
     supply_sum += g.supply(u);
     abs_supply += g.supply(u) < 0 ? -Wide{g.supply(u)} : Wide{g.supply(u)};
   }
-  const int64_t limit = kMaxCostTimesNodes / (int64_t{g.node_count()} + 1);
-  if (max_cost > limit) {
-    return InvalidArgument("arc costs up to " + std::to_string(max_cost) +
-                           " are too large for a graph of " + std::to_string(g.node_count()) +
-                           " nodes (|cost| * (nodes + 1) must stay below 2^60)");
-  }
-  if (capacity + abs_supply > kMaxTotalCapacity) {
-    return InvalidArgument("capacities and supplies sum beyond 2^62");
-  }
-  if (supply_sum != 0) {
-    return Infeasible("supplies sum to " + WideToString(supply_sum) + ", not 0");
-  }
+  COPSE_RETURN_IF_ERROR(
+      CheckMagnitudes(max_cost, g.node_count(), capacity + abs_supply, supply_sum));
   art_ = (int64_t{g.node_count()} + 1) * max_cost + 1;
 
   // Nodes: the hinted parent where the tree arc to it still exists.
@@ -264,15 +238,9 @@ void NetworkSimplexSolver::SettleHung(const FlowGraph& g) {
     if (flow_[m_ + r] != 0) continue;
     sub_.clear();
     sub_.push_back(r);
-    for (uint32_t x = first_child_[r]; x != kNoId && sub_.size() <= kMaxSettle;) {
+    for (uint32_t x = first_child_[r]; x != kNoId && sub_.size() <= kMaxSettle;
+         x = NextInSubtree(x, r)) {
       sub_.push_back(x);
-      if (first_child_[x] != kNoId) {
-        x = first_child_[x];
-        continue;
-      }
-      while (x != r && next_sib_[x] == kNoId) x = parent_[x];
-      if (x == r) break;
-      x = next_sib_[x];
     }
     if (sub_.size() > kMaxSettle) continue;
     if (++stamp_ == 0) {
@@ -408,17 +376,9 @@ void NetworkSimplexSolver::Pivot(uint32_t in) {
   const int64_t sigma = pi_new - pi_[u_in];
   pi_[u_in] = pi_new;
   depth_[u_in] = depth_[v_in] + 1;
-  uint32_t x = first_child_[u_in];
-  while (x != kNoId) {
+  for (uint32_t x = first_child_[u_in]; x != kNoId; x = NextInSubtree(x, u_in)) {
     pi_[x] += sigma;
     depth_[x] = depth_[parent_[x]] + 1;
-    if (first_child_[x] != kNoId) {
-      x = first_child_[x];
-      continue;
-    }
-    while (x != u_in && next_sib_[x] == kNoId) x = parent_[x];
-    if (x == u_in) break;
-    x = next_sib_[x];
   }
 }
 

@@ -69,6 +69,13 @@ class NetworkSimplexSolver final : public FlowSolver {
   void Attach(uint32_t child, uint32_t parent);
   void Detach(uint32_t child);
   void Preorder();
+  // The node after x in preorder within the subtree of `top` (x != top
+  // itself is in it), or kNoId after its last node; no stack needed.
+  uint32_t NextInSubtree(uint32_t x, uint32_t top) const {
+    if (first_child_[x] != kNoId) return first_child_[x];
+    while (x != top && next_sib_[x] == kNoId) x = parent_[x];
+    return x == top ? kNoId : next_sib_[x];
+  }
   void SetRootArc(uint32_t u, int64_t flow);
   void ComputePotentials();
   void SettleHung(const FlowGraph& g);

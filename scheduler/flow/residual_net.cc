@@ -20,8 +20,8 @@ constexpr uint32_t kPrefetch = 16;
 
 Wide AbsWide(int64_t x) { return x < 0 ? -Wide{x} : Wide{x}; }
 
-// `total`: the sum of the capacities and of the |supplies|; `supply_sum`: the
-// sum of the supplies (both gathered by Build's passes over the graph).
+}  // namespace
+
 Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide supply_sum) {
   if (max_abs_cost > kMaxCostTimesNodes / (int64_t{nodes} + 1)) {
     return InvalidArgument("arc costs up to " + std::to_string(max_abs_cost) +
@@ -36,8 +36,6 @@ Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide su
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 // One pass over the nodes and one over the arcs: the rows are sized from
 // the graph's degree counts, and the magnitudes are gathered while the arcs

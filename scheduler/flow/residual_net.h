@@ -38,6 +38,11 @@ inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
 
 // |cost|, with the most negative int64 (whose negation overflows) mapped to
 // the largest, so that magnitude checks reject it.
+// The checks every solver makes before it starts: kInvalidArgument when
+// max|cost| * (nodes + 1) reaches 2^60 or `total` (capacities plus
+// |supplies|) passes 2^62, kInfeasible when the supplies sum to non-zero.
+Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide supply_sum);
+
 // -cost for a reverse residual arc, saturated the same way (a network with
 // such a cost fails its magnitude check; the arc must only not overflow).
 inline int64_t NegCost(int64_t cost) {
