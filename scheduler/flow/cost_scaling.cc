@@ -528,12 +528,7 @@ Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOp
     if (core.finish()) {
       // Rounded down, every residual reduced cost is above -(1 + eps / scale):
       // saturate the negative ones and route what that displaces.
-      for (uint32_t u = 0; u < net.node_count(); ++u) {
-        for (uint32_t a = net.begin(u), e = net.end(u); a < e; ++a) {
-          const ResidualArc& r = net.arc(a);
-          if (r.resid > 0 && r.cost - pot[u] + pot[r.head] < 0) net.Push(a, r.resid);
-        }
-      }
+      SaturateNegativeArcs(net, pot);
       thread_local ShortestPathEngine ssp;
       Status st = ssp.Route(net, pot, cancel);
       stats.ssp_finished = true;
