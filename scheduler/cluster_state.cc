@@ -135,7 +135,7 @@ bool ClusterState::EraseJobIfDone(JobId id) {
 }
 
 void ClusterState::CountState(const TaskInfo& t, int delta) {
-  if (t.state == TaskState::kKillRequested) killing_ += delta;
+  if (t.state == TaskState::kKillRequested && t.orphan) killing_ += delta;
   if (t.root) return;
   JobInfo& j = MutableJob(t.job);
   switch (t.state) {
@@ -147,7 +147,7 @@ void ClusterState::CountState(const TaskInfo& t, int delta) {
       j.placed += delta;
       break;
     case TaskState::kKillRequested:
-      j.killing += delta;
+      if (!t.orphan) j.killing += delta;
       break;
   }
 }

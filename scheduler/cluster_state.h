@@ -71,12 +71,13 @@ struct JobInfo {
   std::set<TaskId> workers;        // live worker tasks (not the root), in id order
   int waiting = 0;                 // worker tasks waiting
   int placed = 0;                  // worker tasks start-requested or running
-  int killing = 0;                 // worker tasks kill-requested
+  int killing = 0;                 // worker tasks kill-requested (preempted, not orphans)
   int completed = 0;               // worker tasks completed so far
   Duration completed_run_time{0};  // their total run time
 
-  // N_j: worker tasks running or queued (Quincy §3.3).
-  int demand() const { return waiting + placed; }
+  // N_j: worker tasks running or queued (Quincy §3.3); a task being
+  // preempted is about to be queued again.
+  int demand() const { return waiting + placed + killing; }
 };
 
 struct ComputerInfo {
@@ -115,7 +116,10 @@ class ClusterState {
   int up_slots() const { return up_slots_; }
   int free_slots_total() const { return free_slots_; }
   // Slots available to worker tasks: up slots minus one per admitted job's
-  // root (placed or waiting) minus kill-requested tasks. The M of fair shares.
+  // root (placed or waiting) minus slots held by orphans being killed (tasks
+  // of jobs that are gone). The M of fair shares. A task being preempted
+  // still counts in its job's demand and its slot comes back, so a round
+  // that runs while kills are in flight computes the same shares.
   int WorkerSlots() const;
   // Computers with free slots, in id order.
   std::vector<ComputerId> ComputersWithFreeSlots() const;

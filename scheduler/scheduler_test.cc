@@ -252,7 +252,7 @@ std::vector<std::pair<Timestamp, Decision>> PlayMixedWorkload(const std::string&
     }
     driver.AddJob(p);
   }
-  driver.on_decisions = [&](Timestamp, const std::vector<Decision>&) {
+  driver.on_decision = [&](Timestamp, const Decision&) {
     for (ComputerId c = 0; c < s->state().num_computers(); ++c) {
       ASSERT_LE(s->state().computer(c).used, topo.computers[c].slots);
     }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduling_loop.h"
 #include "scheduler/topology.h"
 
 namespace copse::sim {
@@ -43,10 +44,18 @@ struct SimTask {
   uint64_t generation = 0;
 };
 
-class ScaleSim {
+// The workload and the computers: it feeds the scheduling loop arrivals and
+// completions and carries out its decisions (scheduler::DecisionSink); each
+// round's wall time is charged through the loop's after_round hook.
+class ScaleSim final : public scheduler::DecisionSink {
  public:
   ScaleSim(const ScaleOptions& o, scheduler::Scheduler& sched)
-      : o_(o), sched_(sched), rng_(o.seed), age_rng_(o.seed ^ 0x9e3779b97f4a7c15ull) {
+      : o_(o),
+        sched_(sched),
+        loop_(sched, *this, scheduler::LoopOptions{1000, copse::Duration{1000}, o.wall},
+              {[this](const scheduler::RoundInfo& r) { return AfterRound(r); }}),
+        rng_(o.seed),
+        age_rng_(o.seed ^ 0x9e3779b97f4a7c15ull) {
     for (const ComputerConfig& c : o.config.computers) {
       slots_.push_back(c.slots);
       rack_of_.push_back(c.rack_index);
@@ -57,12 +66,16 @@ class ScaleSim {
 
   Status Run();
   ScaleResult TakeResult() { return std::move(r_); }
+  Status Apply(const Decision& d, Timestamp at) override;
 
  private:
   Status Handle(const scheduler::Event& e, double at) {
     changed_ = true;
-    return sched_.Handle(e, ToTime(at));
+    return loop_.Handle(e, ToTime(at));
   }
+  // Counts and charges a round: the events that happen while it runs are
+  // delivered first, its decisions take effect when it ends.
+  Result<Timestamp> AfterRound(const scheduler::RoundInfo& r);
   void Push(double at, EventKind kind, TaskId task, uint64_t generation) {
     events_.push({at, next_seq_++, kind, task, generation});
   }
@@ -72,7 +85,6 @@ class ScaleSim {
   Status Adopt(TaskId id, double at);
   Status Deliver(double until, bool inclusive);
   Status OnEvent(const Event& e);
-  Status Apply(const Decision& d, double at);
   int JobSize() {
     std::geometric_distribution<int> g(1.0 / o_.mean_tasks_per_job);
     return 1 + g(rng_);
@@ -84,6 +96,7 @@ class ScaleSim {
 
   const ScaleOptions& o_;
   scheduler::Scheduler& sched_;
+  scheduler::SchedulingLoop loop_;
   std::mt19937_64 rng_;
   // Ages of the tasks running at time 0, from their own generator so that
   // the workload (rng_) is the same as without ages.
@@ -99,6 +112,9 @@ class ScaleSim {
   TaskId next_task_ = 1;
   int waiting_ = 0;
   bool changed_ = false;
+  bool warming_up_ = false;  // the uncharged, uncounted round at time 0
+  double round_start_ = 0;   // when the current round started
+  double decided_at_ = 0;    // when the last round's decisions take effect
   double utilisation_sum_ = 0;
   ScaleResult r_;
 };
@@ -212,7 +228,25 @@ Status ScaleSim::Deliver(double until, bool inclusive) {
   return Status::Ok();
 }
 
-Status ScaleSim::Apply(const Decision& d, double at) {
+Result<Timestamp> ScaleSim::AfterRound(const scheduler::RoundInfo& r) {
+  if (warming_up_) {
+    decided_at_ = ToSeconds(r.at);
+    return r.at;
+  }
+  double now = round_start_;  // r.at to the microsecond
+  double round_s = ToSeconds(r.wall);
+  ++r_.rounds;
+  r_.round_ms.push_back(Ms(r.wall));
+  utilisation_sum_ += static_cast<double>(busy_total_) / total_slots_;
+  // What happened while the solver ran, then its decisions take effect.
+  double done = now + round_s;
+  COPSE_RETURN_IF_ERROR(Deliver(done, false));
+  decided_at_ = done;
+  return ToTime(done);
+}
+
+Status ScaleSim::Apply(const Decision& d, Timestamp when) {
+  const double at = decided_at_;  // `when` to the microsecond
   switch (d.kind) {
     case Decision::Kind::kAdmitJob:
       return Status::Ok();  // its tasks were submitted with it
@@ -227,7 +261,7 @@ Status ScaleSim::Apply(const Decision& d, double at) {
       }
       SimTask& t = it->second;
       // A confirmation, not a change that calls for another round.
-      COPSE_RETURN_IF_ERROR(sched_.Handle(scheduler::TaskStarted{d.task}, ToTime(at)));
+      COPSE_RETURN_IF_ERROR(loop_.Handle(scheduler::TaskStarted{d.task}, when));
       t.running = true;
       t.computer = d.computer;
       ++busy_[d.computer];
@@ -284,38 +318,32 @@ Status ScaleSim::Run() {
   Push(0, EventKind::kArrival, 0, 0);
   // Warm-up round at time 0 (builds the flow network of the adopted tasks;
   // no task waits, so nothing is placed); not charged, not counted.
-  COPSE_ASSIGN_OR_RETURN(std::vector<Decision> warm, sched_.Schedule(Timestamp(0)));
-  for (const Decision& d : warm) COPSE_RETURN_IF_ERROR(Apply(d, 0));
+  warming_up_ = true;
+  COPSE_RETURN_IF_ERROR(loop_.RunRounds(Timestamp(0), 1).status());
+  warming_up_ = false;
   changed_ = false;
 
   double now = 0;
   while (r_.rounds < o_.max_rounds && now < o_.max_time_s) {
     COPSE_RETURN_IF_ERROR(Deliver(now, true));
-    if (std::optional<Timestamp> w = sched_.NextWakeup(); w && *w <= ToTime(now)) {
-      COPSE_RETURN_IF_ERROR(Handle(scheduler::Timer{}, now));
-    }
+    COPSE_ASSIGN_OR_RETURN(bool woke, loop_.Wakeup(ToTime(now)));
+    if (woke) changed_ = true;  // the costs moved with time
     if (waiting_ == 0 || !changed_) {  // nothing to place: move to the next event or wakeup
       double next = NextEventTime();
-      if (std::optional<Timestamp> w = sched_.NextWakeup(); w && waiting_ > 0) {
-        next = std::min(next, static_cast<double>(w->count()) / 1e6);
+      if (std::optional<Timestamp> w = loop_.NextWakeup(); w && waiting_ > 0) {
+        next = std::min(next, ToSeconds(*w));
       }
       now = std::max(now, next);
       continue;
     }
     changed_ = false;
-    Timestamp w0 = o_.wall->Now();
-    Result<std::vector<Decision>> ds = sched_.Schedule(ToTime(now));
-    Timestamp w1 = o_.wall->Now();
-    if (!ds.ok()) return ds.status().WithContext("scheduler round " + std::to_string(r_.rounds));
-    double round_s = static_cast<double>((w1 - w0).count()) / 1e6;
-    ++r_.rounds;
-    r_.round_ms.push_back(Ms(w1 - w0));
-    utilisation_sum_ += static_cast<double>(busy_total_) / total_slots_;
-    // What happened while the solver ran, then its decisions take effect.
-    double done = now + round_s;
-    COPSE_RETURN_IF_ERROR(Deliver(done, false));
-    now = done;
-    for (const Decision& d : *ds) COPSE_RETURN_IF_ERROR(Apply(d, now));
+    // One charged round per pass, so that the events of its wall time are
+    // delivered before the next.
+    round_start_ = now;
+    Result<Timestamp> done = loop_.RunRounds(ToTime(now), 1);
+    if (!done.ok()) return done.status().WithContext("round " + std::to_string(r_.rounds));
+    (void)done;
+    now = std::max(now, decided_at_);
   }
   r_.sim_time_s = now;
   r_.tasks_waiting_at_end = waiting_;

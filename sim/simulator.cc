@@ -17,6 +17,7 @@
 #include "rootjob/job_dag.h"
 #include "rootjob/locality.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduling_loop.h"
 #include "scheduler/topology.h"
 #include "sim/sim_network.h"
 
@@ -78,21 +79,27 @@ struct TimerEvent {
   bool operator>(const TimerEvent& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
-class Sim {
+// The master and the computers: it feeds the scheduling loop the events a
+// master would and carries out its decisions (scheduler::DecisionSink).
+class Sim final : public scheduler::DecisionSink {
  public:
   Sim(const SimOptions& o, const SimNetwork& net, scheduler::Scheduler& sched,
       std::vector<SimJob> jobs)
-      : o_(o), net_(net), sched_(sched), jobs_(std::move(jobs)), running_(jobs_.size(), 0) {}
+      : o_(o),
+        net_(net),
+        sched_(sched),
+        loop_(sched, *this),
+        jobs_(std::move(jobs)),
+        running_(jobs_.size(), 0) {}
 
   Status Run();
   RunResult TakeResult();
+  Status Apply(const Decision& d, Timestamp at) override;
 
  private:
   double Clock() const { return sg4::Engine::get_clock(); }
-  Status Handle(const scheduler::Event& e) { return sched_.Handle(e, ToTime(Clock())); }
+  Status Handle(const scheduler::Event& e) { return loop_.Handle(e, ToTime(Clock())); }
   void AddTimer(double at, TimerKind kind, int job, TaskId task, uint64_t* seq_out = nullptr);
-  Status Pump();
-  Status Apply(const Decision& d);
   Status StartWorker(TaskId id, int computer);
   Status StartFlows(TaskId id, Attempt& a);
   Status KillWorker(TaskId id);
@@ -111,6 +118,7 @@ class Sim {
   const SimOptions& o_;
   const SimNetwork& net_;
   scheduler::Scheduler& sched_;
+  scheduler::SchedulingLoop loop_;
   std::vector<SimJob> jobs_;
   std::vector<int> running_;  // running worker attempts per job
   std::map<TaskId, Attempt> attempts_;
@@ -120,7 +128,6 @@ class Sim {
   uint64_t next_seq_ = 1;
   int done_jobs_ = 0;
   double next_sample_ = 0;
-  double last_timer_event_ = -1;
   std::vector<std::vector<int>> utilisation_;
 };
 
@@ -360,7 +367,7 @@ Status Sim::OnTimer(const TimerEvent& t) {
   return Handle(scheduler::JobFinished{a.job + 1});
 }
 
-Status Sim::Apply(const Decision& d) {
+Status Sim::Apply(const Decision& d, Timestamp) {
   switch (d.kind) {
     case Decision::Kind::kAdmitJob: {
       int j = static_cast<int>(d.job) - 1;
@@ -384,16 +391,6 @@ Status Sim::Apply(const Decision& d) {
   return Status::Ok();
 }
 
-Status Sim::Pump() {
-  for (int round = 0; round < 1000; ++round) {
-    Result<std::vector<Decision>> ds = sched_.Schedule(ToTime(Clock()));
-    if (!ds.ok()) return ds.status().WithContext("scheduler");
-    if (ds->empty()) return Status::Ok();
-    for (const Decision& d : *ds) COPSE_RETURN_IF_ERROR(Apply(d));
-  }
-  return Internal("the scheduler kept deciding at one instant");
-}
-
 Status Sim::Run() {
   for (size_t j = 0; j < jobs_.size(); ++j) {
     AddTimer(jobs_[j].result.submit_s, TimerKind::kArrival, static_cast<int>(j), 0);
@@ -402,11 +399,8 @@ Status Sim::Run() {
   while (done_jobs_ < static_cast<int>(jobs_.size())) {
     double now = Clock();
     double next = timers_.empty() ? inf : timers_.top().at;
-    if (std::optional<Timestamp> w = sched_.NextWakeup()) {
-      double ws = ToSeconds(*w);
-      // A wakeup already served at this instant waits for the next tick.
-      if (ws <= last_timer_event_ + kEpsilon) ws = last_timer_event_ + 1e-3;
-      next = std::min(next, std::max(ws, now));
+    if (std::optional<Timestamp> w = loop_.NextWakeup()) {
+      next = std::min(next, std::max(ToSeconds(*w), now));
     }
     if (next > o_.max_time_s) next = inf;  // a wakeup past the horizon never comes
     if (comms_.empty() && next == inf) {
@@ -431,13 +425,9 @@ Status Sim::Run() {
         timers_.pop();
         COPSE_RETURN_IF_ERROR(OnTimer(t));
       }
-      std::optional<Timestamp> w = sched_.NextWakeup();
-      if (w && ToSeconds(*w) <= Clock() + kEpsilon) {
-        COPSE_RETURN_IF_ERROR(Handle(scheduler::Timer{}));
-        last_timer_event_ = Clock();
-      }
+      COPSE_RETURN_IF_ERROR(loop_.Wakeup(ToTime(Clock())).status());
     }
-    COPSE_RETURN_IF_ERROR(Pump());
+    COPSE_RETURN_IF_ERROR(loop_.Run(ToTime(Clock())).status());
   }
   SampleUntil(Clock());
   return Status::Ok();

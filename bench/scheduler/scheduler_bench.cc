@@ -9,8 +9,10 @@
 // 0.1–2 GB with three replicas (one in one rack, two in another, as HDFS
 // places them), so it prefers three computers and two racks. One iteration
 // is one "salient event" as a master sees it: a random running worker task
-// completes and its job submits a replacement (two events), the scheduler
-// decides, and the driver confirms every start and kill it was asked for.
+// completes and its job submits a replacement (two events), and the
+// scheduling loop (scheduler/scheduling_loop.h, as in the master) runs
+// rounds until the policy decides nothing more, the driver confirming every
+// start and kill it was asked for as it comes.
 // Simulated time advances 10 s / C per iteration (a task takes about 10 s).
 #include <benchmark/benchmark.h>
 
@@ -26,6 +28,7 @@
 #include "scheduler/policy_factory.h"
 #include "scheduler/quincy_policy.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduling_loop.h"
 
 namespace copse::scheduler {
 namespace {
@@ -49,7 +52,7 @@ Topology PaperLikeTopology(int computers) {
   return t;
 }
 
-class Load {
+class Load final : public DecisionSink {
  public:
   Load(const std::string& policy, int computers, const Clock* stats_clock)
       : topo_(PaperLikeTopology(computers)), rng_(42), step_(10'000'000 / computers) {
@@ -60,22 +63,23 @@ class Load {
     auto s = Scheduler::Create(topo_, o);
     if (!s.ok()) std::abort();
     sched_ = std::move(s).value();
+    loop_ = std::make_unique<SchedulingLoop>(*sched_, *this);
     for (JobId j = 1; j <= kJobs; ++j) {
       JobSubmitted e;
       e.job = j;
       e.root_task = 1'000'000 + j;
       e.attributes.submitted = now_;
-      Check(sched_->Handle(e, now_));
+      Check(loop_->Handle(e, now_));
     }
-    Apply(Decide());  // roots
+    Decide();  // roots
     const int per_job = 2 * computers / kJobs;
     for (JobId j = 1; j <= kJobs; ++j) {
       for (int i = 0; i < per_job; ++i) Submit(j);
     }
     for (int i = 0; i < 20; ++i) {  // settle: the first rounds place the backlog
       now_ += Duration{1'000'000};
-      Check(sched_->Handle(Timer{}, now_));
-      Apply(Decide());
+      Check(loop_->Handle(Timer{}, now_));
+      Decide();
     }
   }
 
@@ -89,14 +93,26 @@ class Load {
     TaskId done = *it;
     running_.erase(it);
     JobId job = sched_->state().task(done).job;
-    Check(sched_->Handle(TaskCompleted{done}, now_));
+    Check(loop_->Handle(TaskCompleted{done}, now_));
     Submit(job);
-    std::vector<Decision> ds = Decide();
-    Apply(ds);
-    return ds.size();
+    return Decide();
   }
 
   Scheduler& scheduler() { return *sched_; }
+
+  // DecisionSink: the workers confirm every start and kill at once.
+  Status Apply(const Decision& d, Timestamp at) override {
+    ++decided_;
+    if (d.kind == Decision::Kind::kStartTask) {
+      if (!d.root) running_.insert(d.task);
+      return loop_->Handle(TaskStarted{d.task}, at);
+    }
+    if (d.kind == Decision::Kind::kKillTask) {
+      running_.erase(d.task);
+      return loop_->Handle(TaskKilled{d.task}, at);
+    }
+    return Status::Ok();
+  }
 
  private:
   static void Check(const Status& s) {
@@ -106,22 +122,11 @@ class Load {
     }
   }
 
-  std::vector<Decision> Decide() {
-    auto d = sched_->Schedule(now_);
-    if (!d.ok()) Check(d.status());
-    return std::move(d).value();
-  }
-
-  void Apply(const std::vector<Decision>& ds) {
-    for (const Decision& d : ds) {
-      if (d.kind == Decision::Kind::kStartTask) {
-        Check(sched_->Handle(TaskStarted{d.task}, now_));
-        if (!d.root) running_.insert(d.task);
-      } else if (d.kind == Decision::Kind::kKillTask) {
-        running_.erase(d.task);
-        Check(sched_->Handle(TaskKilled{d.task}, now_));
-      }
-    }
+  // Rounds until the policy decides nothing more; returns the decisions.
+  size_t Decide() {
+    decided_ = 0;
+    Check(loop_->Run(now_).status());
+    return decided_;
   }
 
   void Submit(JobId job) {
@@ -144,13 +149,15 @@ class Load {
       for (const auto& p : l.racks) seen |= p.rack == r;
       if (!seen && racks > 1) l.racks.push_back({r, {bytes, 0}});
     }
-    Check(sched_->Handle(TaskSubmitted{next_task_++, job, l}, now_));
+    Check(loop_->Handle(TaskSubmitted{next_task_++, job, l}, now_));
   }
 
   Topology topo_;
   std::mt19937_64 rng_;
   int64_t step_;
   std::unique_ptr<Scheduler> sched_;
+  std::unique_ptr<SchedulingLoop> loop_;
+  size_t decided_ = 0;
   Timestamp now_{0};
   TaskId next_task_ = 1;
   std::set<TaskId> running_;

@@ -2,7 +2,7 @@
 
 namespace copse::scheduler::testing {
 
-Driver::Driver(Scheduler& scheduler) : sched_(scheduler) {}
+Driver::Driver(Scheduler& scheduler) : sched_(scheduler), loop_(scheduler, *this) {}
 
 void Driver::Post(Timestamp at, std::function<Status()> act) {
   queue_.emplace(std::make_pair(at, seq_++), Item{std::move(act)});
@@ -27,7 +27,7 @@ void Driver::At(Timestamp at, Event event) {
 }
 
 Status Driver::Feed(const Event& event) {
-  COPSE_RETURN_IF_ERROR(sched_.Handle(event, now_));
+  COPSE_RETURN_IF_ERROR(loop_.Handle(event, now_));
   // Jobs the event admitted submit their tasks at once (those without a
   // delay before the next Schedule()), as a root that is already running
   // would; a job without tasks is over.
@@ -42,13 +42,13 @@ Status Driver::Feed(const Event& event) {
     const JobPlan& p = jobs_.at(job);
     if (p.tasks.empty()) {
       finished_[job] = now_;
-      COPSE_RETURN_IF_ERROR(sched_.Handle(JobFinished{job}, now_));
+      COPSE_RETURN_IF_ERROR(loop_.Handle(JobFinished{job}, now_));
       continue;
     }
     for (const TaskPlan& t : p.tasks) {
       TaskSubmitted e{t.id, job, t.locality};
       if (t.submit_after == Duration{0}) {
-        COPSE_RETURN_IF_ERROR(sched_.Handle(e, now_));
+        COPSE_RETURN_IF_ERROR(loop_.Handle(e, now_));
       } else {
         Post(now_ + t.submit_after, [this, e] { return Feed(e); });
       }
@@ -77,7 +77,9 @@ Status Driver::Complete(TaskId task, uint64_t attempt) {
   return Status::Ok();
 }
 
-Status Driver::Apply(const Decision& d) {
+Status Driver::Apply(const Decision& d, Timestamp) {
+  decisions_.push_back({now_, d});
+  if (on_decision) on_decision(now_, d);
   switch (d.kind) {
     case Decision::Kind::kAdmitJob:  // its tasks were submitted when it was admitted
       return Status::Ok();
@@ -116,16 +118,11 @@ Status Driver::RunUntil(Timestamp until) {
       queue_.erase(queue_.begin());
       COPSE_RETURN_IF_ERROR(item.act());
     }
-    COPSE_ASSIGN_OR_RETURN(std::vector<Decision> ds, sched_.Schedule(now_));
-    if (on_decisions) on_decisions(now_, ds);
-    for (const Decision& d : ds) {
-      decisions_.push_back({now_, d});
-      COPSE_RETURN_IF_ERROR(Apply(d));
-    }
-    std::optional<Timestamp> wake = sched_.NextWakeup();
+    COPSE_RETURN_IF_ERROR(loop_.Run(now_).status());
+    std::optional<Timestamp> wake = loop_.NextWakeup();
     if (wake && *wake > now_ && (!timer_ || *timer_ <= now_ || *wake < *timer_)) {
       timer_ = *wake;
-      Post(*wake, [this] { return Feed(Timer{}); });
+      Post(*wake, [this] { return loop_.Wakeup(now_).status(); });
     }
   }
   return Status::Ok();

@@ -4,7 +4,10 @@
 // before the next Schedule(), or after an optional delay); a started task runs for its given time
 // and completes, unless it is killed first (the work is lost and the scheduler re-queues it); a job
 // finishes when all its tasks have completed. Workers confirm starts and kills after fixed delays
-// (0 by default). Timer events are sent at Scheduler::NextWakeup(). Everything is deterministic.
+// (0 by default). It runs the scheduler through the one SchedulingLoop
+// (scheduling_loop.h): after the events of each instant, rounds until the
+// policy decides nothing more, and Timer events at the loop's next wakeup.
+// Everything is deterministic.
 // This is not the simulator (sim/ models the network and data); it knows
 // nothing but run times.
 // Thread-safety: none.
@@ -20,6 +23,7 @@
 
 #include "common/status.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduling_loop.h"
 
 namespace copse::scheduler::testing {
 
@@ -48,7 +52,7 @@ struct Span {
   bool completed = false;  // false: killed (or still running when the run stopped)
 };
 
-class Driver {
+class Driver final : public DecisionSink {
  public:
   explicit Driver(Scheduler& scheduler);
 
@@ -67,8 +71,11 @@ class Driver {
   std::optional<Timestamp> finished(JobId job) const;
   // Every decision so far, with the time it was made.
   const std::vector<std::pair<Timestamp, Decision>>& decisions() const { return decisions_; }
-  // Called after each Schedule() with the decisions it returned.
-  std::function<void(Timestamp, const std::vector<Decision>&)> on_decisions;
+  // Called with each decision, once the scheduler has recorded it.
+  std::function<void(Timestamp, const Decision&)> on_decision;
+
+  // DecisionSink: carries out a decision (workers confirm after the delays).
+  Status Apply(const Decision& d, Timestamp at) override;
 
  private:
   struct Item {
@@ -76,11 +83,11 @@ class Driver {
   };
   void Post(Timestamp at, std::function<Status()> act);
   Status Feed(const Event& event);
-  Status Apply(const Decision& d);
   Status Complete(TaskId task, uint64_t attempt);
   void CloseSpan(TaskId task, bool completed);
 
   Scheduler& sched_;
+  SchedulingLoop loop_;
   Timestamp now_{0};
   uint64_t seq_ = 0;
   std::map<std::pair<Timestamp, uint64_t>, Item> queue_;
