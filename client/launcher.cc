@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,10 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "common/exec_argv.h"
 #include "common/process.h"
-
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace copse::client {
 namespace {
@@ -103,30 +100,17 @@ bool IsRunning(const ProcessRecord& rec) {
 
 Result<int> Spawn(const std::filesystem::path& exe, const std::vector<std::string>& args,
                   const std::filesystem::path& output) {
-  std::error_code ec;
-  std::filesystem::create_directories(output.parent_path(), ec);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, output.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // no inherited sockets or pipes
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-  std::vector<std::string> argv_s;
-  argv_s.push_back(exe.string());
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv = ExecArgv(argv_s);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, exe.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return IoError(fmt::format("cannot start {}: {}", exe.string(), std::strerror(rc)));
-  }
-  return static_cast<int>(pid);
+  SpawnOptions o;
+  o.program = exe;
+  o.args = args;
+  o.out = SpawnOptions::Output::kFile;
+  o.out_file = output;
+  o.err_to_out = true;
+  o.new_session = true;  // `cluster down` signals it; it outlives this command
+  asio::io_context io;
+  COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, Subprocess::Spawn(io, std::move(o)));
+  p->Detach();
+  return p->pid();
 }
 
 int StopProcesses(const std::vector<ProcessRecord>& procs, std::chrono::milliseconds grace) {

@@ -31,8 +31,9 @@ Status WritePidFile(const std::filesystem::path& path, const std::vector<Process
 // True when `rec.pid` is alive (not a zombie) and runs `rec.exe`.
 bool IsRunning(const ProcessRecord& rec);
 
-// Starts `exe args...` in a new session with stdin from /dev/null and stdout
-// and stderr appended to `output`. Returns the pid.
+// Starts `exe args...` (common/subprocess.h) in a new session with stdin from
+// /dev/null and stdout and stderr appended to `output`, and leaves it running
+// when this command exits. Returns the pid.
 Result<int> Spawn(const std::filesystem::path& exe, const std::vector<std::string>& args,
                   const std::filesystem::path& output);
 

@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -15,9 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "common/exec_argv.h"
-
-extern char** environ;
+#include "common/subprocess.h"
 
 namespace copse::client {
 namespace {
@@ -79,39 +75,21 @@ bool HasCapability(int cap) {
 Status RunTool(std::vector<std::string> argv) {
   auto tool = FindTool(argv[0]);
   if (!tool) return FailedPrecondition(fmt::format("`{}` not found (install iproute2)", argv[0]));
-  argv[0] = tool->string();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return IoError(fmt::format("pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  std::vector<char*> args = ExecArgv(argv);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  std::string output;
-  if (rc == 0) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) output.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fds[0]);
-  std::string command;
-  for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
-  if (rc != 0) return IoError(fmt::format("cannot run {}: {}", command, std::strerror(rc)));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  std::string command = tool->string();
+  for (size_t i = 1; i < argv.size(); ++i) command += " " + argv[i];
+  SpawnOptions o;
+  o.program = *tool;
+  o.args.assign(argv.begin() + 1, argv.end());
+  o.err_to_out = true;
+  auto r = RunProcess(std::move(o), std::chrono::minutes(2));
+  if (!r.ok()) return IoError(fmt::format("cannot run {}: {}", command, r.status().message()));
+  if (r->status.ok()) return Status::Ok();
+  std::string output = r->out;
   while (!output.empty() && output.back() == '\n') output.pop_back();
   for (char& c : output)
     if (c == '\n') c = ';';
-  return IoError(fmt::format("`{}` failed: {}", command, output));
+  if (r->timed_out) output = "no answer within 2 minutes; " + output;
+  return IoError(fmt::format("`{}` failed ({}): {}", command, r->status.ToString(), output));
 }
 
 bool NamespaceExists(const std::string& name) {
@@ -471,62 +449,29 @@ Result<int> NetnsCluster::Spawn(const std::string& computer, const std::filesyst
     }
     ns = it->second;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(output.parent_path(), ec);
-  // Everything the child needs is prepared here: between fork and exec it
-  // only makes system calls.
   std::filesystem::path ns_path = kNetnsDir / ns;
   int ns_fd = ::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (ns_fd < 0) {
     return FailedPrecondition(fmt::format("cannot open network namespace {}: {}", ns_path.string(),
                                           std::strerror(errno)));
   }
-  int out_fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  int report[2] = {-1, -1};
-  if (out_fd < 0 || null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
-    int err = errno;
-    for (int fd : {ns_fd, out_fd, null_fd, report[0], report[1]})
-      if (fd >= 0) ::close(fd);
-    return IoError(fmt::format("cannot start {}: {}", exe.string(), std::strerror(err)));
+  SpawnOptions o;
+  o.program = exe;
+  o.args = args;
+  o.out = SpawnOptions::Output::kFile;
+  o.out_file = output;
+  o.err_to_out = true;
+  o.new_session = true;
+  o.netns_fd = ns_fd;
+  asio::io_context io;
+  auto p = Subprocess::Spawn(io, std::move(o));
+  ::close(ns_fd);
+  if (!p.ok()) {
+    return Status(p.status().code(), fmt::format("{} (in network namespace {})",
+                                                 p.status().message(), ns));
   }
-  std::vector<std::string> argv_s{exe.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv = ExecArgv(argv_s);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int err = 0;
-    if (::setns(ns_fd, CLONE_NEWNET) != 0 || ::setsid() < 0 || ::dup2(null_fd, 0) < 0 ||
-        ::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0) {
-      err = errno;
-    } else {
-      // No inherited sockets or pipes; the report pipe closes itself on exec.
-      int keep = report[1];
-      ::close_range(3, static_cast<unsigned>(keep) - 1, 0);
-      ::close_range(static_cast<unsigned>(keep) + 1, ~0U, 0);
-      ::execve(argv[0], argv.data(), environ);
-      err = errno;
-    }
-    (void)!::write(report[1], &err, sizeof(err));
-    ::_exit(127);
-  }
-  int fork_errno = errno;
-  for (int fd : {ns_fd, out_fd, null_fd, report[1]}) ::close(fd);
-  if (pid < 0) {
-    ::close(report[0]);
-    return IoError(fmt::format("cannot start {}: {}", exe.string(), std::strerror(fork_errno)));
-  }
-  int child_err = 0;
-  ssize_t n;
-  while ((n = ::read(report[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR) {
-  }
-  ::close(report[0]);
-  if (n > 0) {
-    ::waitpid(pid, nullptr, 0);
-    return IoError(fmt::format("cannot start {} in network namespace {}: {}", exe.string(), ns,
-                               std::strerror(child_err)));
-  }
-  return static_cast<int>(pid);
+  (*p)->Detach();
+  return (*p)->pid();
 }
 
 Result<std::optional<ClusterConfig>> EnterClusterNetns(const ClusterConfig& config,

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -18,9 +17,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/exec_argv.h"
 #include "common/net/free_ports.h"
 #include "common/process.h"
+#include "common/subprocess.h"
 
 namespace copse::testing {
 namespace {
@@ -145,55 +144,15 @@ std::filesystem::path BinDir() {
 
 CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
                        std::chrono::seconds deadline) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    throw std::runtime_error("pipe failed");
-  }
-  std::string exe = (BinDir() / program).string();
-  std::vector<std::string> argv_s{exe};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv = ExecArgv(argv_s);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
+  SpawnOptions o;
+  o.program = BinDir() / program;
+  o.args = args;
+  auto r = RunProcess(std::move(o), deadline);
+  if (!r.ok()) throw std::runtime_error(r.status().ToString());
   CommandResult result;
-  auto end = std::chrono::steady_clock::now() + deadline;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  bool killed = false;
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        end - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      ::kill(pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    if (::poll(fds, 2, static_cast<int>(left.count())) < 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      char buf[4096];
-      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
-      if (n <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? result.out : result.err).append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  result.exit_code = (!killed && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
+  result.out = std::move(r->out);
+  result.err = std::move(r->err);
+  result.exit_code = !r->timed_out && r->status.known && r->status.signal == 0 ? r->status.code : -1;
   return result;
 }
 
@@ -208,7 +167,22 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds b
 }
 
 void ReapChildren() {
-  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  // Children that Subprocesses own are theirs to reap; the rest are daemons
+  // re-parented to this process (the subreaper).
+  const std::set<int> managed = ManagedChildren();
+  const std::string self = std::to_string(::getpid());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    int pid = std::stoi(name);
+    if (managed.count(pid) != 0) continue;
+    const std::string stat = ReadProcFile(entry.path() / "stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z') continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid == self) ::waitpid(pid, nullptr, WNOHANG);
   }
 }
 

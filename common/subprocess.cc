@@ -1,0 +1,432 @@
+#include "common/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <cstring>
+#include <mutex>
+
+extern char** environ;
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+namespace copse {
+namespace {
+
+std::mutex& ManagedMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<int>& Managed() {
+  static std::set<int> pids;
+  return pids;
+}
+void Manage(int pid, bool add) {
+  std::lock_guard<std::mutex> lock(ManagedMutex());
+  if (add) {
+    Managed().insert(pid);
+  } else {
+    Managed().erase(pid);
+  }
+}
+
+// What the child does between fork and exec, by step, for error messages.
+enum Step : int { kNetns = 1, kSession, kDeathSignal, kStdio, kPassFds, kCwd, kExec };
+
+const char* StepName(int step) {
+  switch (step) {
+    case kNetns:
+      return "entering the network namespace";
+    case kSession:
+      return "starting a session";
+    case kDeathSignal:
+      return "setting the parent-death signal";
+    case kStdio:
+      return "redirecting standard streams";
+    case kPassFds:
+      return "passing descriptors";
+    case kCwd:
+      return "changing to the working directory";
+    default:
+      return "exec";
+  }
+}
+
+// Everything the child needs, prepared before fork: between fork and exec
+// the child only makes system calls.
+struct ChildPlan {
+  std::vector<char*> argv, envp;
+  const char* cwd = nullptr;
+  int in_fd = -1, out_fd = -1, err_fd = -1;  // -1: keep this process's
+  std::vector<std::pair<int, int>> moves;    // (fd here, fd in the child)
+  std::vector<int> keep;                     // child fds >= 3 left open, ascending
+  int netns_fd = -1;
+  int death_signal = 0;
+  bool new_session = false;
+  pid_t parent = 0;
+  int report_fd = -1;
+};
+
+[[noreturn]] void ChildMain(const ChildPlan& p) {
+  auto fail = [&](int step) {
+    int report[2] = {step, errno};
+    (void)!::write(p.report_fd, report, sizeof report);
+    ::_exit(127);
+  };
+  if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) fail(kNetns);
+  if (p.new_session && ::setsid() < 0) fail(kSession);
+  if (p.death_signal != 0) {
+    if (::prctl(PR_SET_PDEATHSIG, p.death_signal) != 0) fail(kDeathSignal);
+    if (::getppid() != p.parent) ::_exit(127);  // the parent is gone already
+  }
+  if ((p.in_fd >= 0 && ::dup2(p.in_fd, 0) < 0) || (p.out_fd >= 0 && ::dup2(p.out_fd, 1) < 0) ||
+      (p.err_fd >= 0 && ::dup2(p.err_fd, 2) < 0)) {
+    fail(kStdio);
+  }
+  for (const auto& [from, to] : p.moves) {
+    if (::dup2(from, to) < 0) fail(kPassFds);  // the copy is not close-on-exec
+  }
+  // Every other descriptor closes on exec.
+  unsigned lo = 3;
+  for (int fd : p.keep) {
+    if (static_cast<unsigned>(fd) > lo) ::close_range(lo, fd - 1, CLOSE_RANGE_CLOEXEC);
+    lo = static_cast<unsigned>(fd) + 1;
+  }
+  ::close_range(lo, ~0U, CLOSE_RANGE_CLOEXEC);
+  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) fail(kCwd);
+  // Daemons ignore SIGPIPE; their children start with default handling and
+  // nothing blocked.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGPIPE, &dfl, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(p.argv[0], p.argv.data(), p.envp.data());
+  fail(kExec);
+  ::_exit(127);
+}
+
+Status SpawnError(const std::filesystem::path& program, const char* step, int err) {
+  std::string msg = "cannot start " + program.string() + ": " + step + ": " + std::strerror(err);
+  if (err == ENOENT) return NotFound(msg);
+  if (err == EACCES || err == EPERM) return PermissionDenied(msg);
+  return IoError(msg);
+}
+
+// Descriptors opened for one spawn; closed here when it is over.
+struct Fds {
+  std::vector<int> fds;
+  Fds() = default;
+  Fds(const Fds&) = delete;
+  Fds& operator=(const Fds&) = delete;
+  ~Fds() { CloseAll(); }
+  void CloseAll() {
+    for (int fd : fds) ::close(fd);
+    fds.clear();
+  }
+  int Add(int fd) {
+    if (fd >= 0) fds.push_back(fd);
+    return fd;
+  }
+};
+
+Result<int> OpenOutput(SpawnOptions::Output kind, const std::filesystem::path& file, Fds& fds) {
+  if (kind == SpawnOptions::Output::kNull) {
+    int fd = fds.Add(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    if (fd < 0) return IoError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    return fd;
+  }
+  if (kind == SpawnOptions::Output::kFile) {
+    std::error_code ec;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    int fd = fds.Add(::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (fd < 0) return IoError("cannot open " + file.string() + ": " + std::strerror(errno));
+    return fd;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string ExitStatus::ToString() const {
+  if (!known) return "exit status unknown";
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return "killed by signal " + std::to_string(signal) +
+           (name != nullptr ? std::string(" (SIG") + name + ")" : std::string());
+  }
+  return "exit code " + std::to_string(code);
+}
+
+struct Subprocess::Pipe {
+  Pipe(asio::io_context& io, int fd) : sd(io, fd) {}
+  asio::posix::stream_descriptor sd;
+  std::array<char, 64 * 1024> buf;
+  bool err = false;  // stderr, not stdout
+  bool open = true;
+};
+
+Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(asio::io_context& io, SpawnOptions o) {
+  if (!o.program.is_absolute()) {
+    return InvalidArgument("cannot start " + o.program.string() + ": not an absolute path");
+  }
+  Fds parent_side, child_side;
+  ChildPlan plan;
+  std::vector<std::string> argv_s{o.program.string()};
+  argv_s.insert(argv_s.end(), o.args.begin(), o.args.end());
+  for (std::string& a : argv_s) plan.argv.push_back(a.data());
+  plan.argv.push_back(nullptr);
+  if (o.env) {
+    for (std::string& e : *o.env) plan.envp.push_back(e.data());
+    plan.envp.push_back(nullptr);
+  } else {
+    for (char** e = environ; *e != nullptr; ++e) plan.envp.push_back(*e);
+    plan.envp.push_back(nullptr);
+  }
+  std::string cwd = o.cwd.string();
+  if (!cwd.empty()) plan.cwd = cwd.c_str();
+  if (o.stdin_null) {
+    plan.in_fd = child_side.Add(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (plan.in_fd < 0) return IoError(std::string("cannot open /dev/null: ") + strerror(errno));
+  }
+  int out_read = -1, err_read = -1;
+  auto pipe_for = [&](int* read_end) -> Result<int> {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+    ::fcntl(p[0], F_SETFL, O_NONBLOCK);  // only our end: the child's writes block as usual
+    *read_end = parent_side.Add(p[0]);
+    return child_side.Add(p[1]);
+  };
+  if (o.out == SpawnOptions::Output::kPipe) {
+    COPSE_ASSIGN_OR_RETURN(plan.out_fd, pipe_for(&out_read));
+  } else {
+    COPSE_ASSIGN_OR_RETURN(plan.out_fd, OpenOutput(o.out, o.out_file, child_side));
+  }
+  if (o.err_to_out) {
+    plan.err_fd = plan.out_fd >= 0 ? plan.out_fd : 1;
+  } else if (o.err == SpawnOptions::Output::kPipe) {
+    COPSE_ASSIGN_OR_RETURN(plan.err_fd, pipe_for(&err_read));
+  } else {
+    COPSE_ASSIGN_OR_RETURN(plan.err_fd, OpenOutput(o.err, o.err_file, child_side));
+  }
+  // Passed descriptors are first copied above every target number, so that
+  // placing one never overwrites another.
+  int top = 2;
+  for (const auto& [from, to] : o.pass_fds) top = std::max(top, to);
+  for (const auto& [from, to] : o.pass_fds) {
+    int high = child_side.Add(::fcntl(from, F_DUPFD_CLOEXEC, top + 1));
+    if (high < 0) return IoError("cannot pass descriptor " + std::to_string(from));
+    plan.moves.push_back({high, to});
+    if (to >= 3) plan.keep.push_back(to);
+  }
+  std::sort(plan.keep.begin(), plan.keep.end());
+  plan.netns_fd = o.netns_fd;
+  plan.death_signal = o.death_signal;
+  plan.new_session = o.new_session;
+  plan.parent = ::getpid();
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + strerror(errno));
+  parent_side.Add(report[0]);
+  plan.report_fd = child_side.Add(report[1]);
+
+  const pid_t pid = ::fork();
+  if (pid == 0) ChildMain(plan);
+  const int fork_errno = errno;
+  child_side.CloseAll();  // the child's ends, here
+  if (pid < 0) return SpawnError(o.program, "fork", fork_errno);
+  int failure[2] = {0, 0};
+  ssize_t n;
+  while ((n = ::read(report[0], failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  if (n > 0) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return SpawnError(o.program, StepName(failure[0]), failure[1]);
+  }
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    int err = errno;
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return SpawnError(o.program, "pidfd_open", err);
+  }
+  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+  Manage(pid, true);
+  std::unique_ptr<Subprocess> sp(new Subprocess(io, pid, pidfd, o.new_session));
+  // The read ends now belong to the Subprocess.
+  auto adopt = [&](int fd, bool err) {
+    if (fd < 0) return std::unique_ptr<Pipe>();
+    parent_side.fds.erase(std::find(parent_side.fds.begin(), parent_side.fds.end(), fd));
+    auto p = std::make_unique<Pipe>(io, fd);
+    p->err = err;
+    return p;
+  };
+  sp->out_ = adopt(out_read, false);
+  sp->err_ = adopt(err_read, true);
+  if (sp->out_) sp->ReadPipe(*sp->out_);
+  if (sp->err_) sp->ReadPipe(*sp->err_);
+  sp->WatchExit();
+  return sp;
+}
+
+Subprocess::Subprocess(asio::io_context& io, int pid, int pidfd, bool group)
+    : io_(io), pid_(pid), group_(group), pidfd_(std::make_unique<Pipe>(io, pidfd)) {}
+
+Subprocess::~Subprocess() {
+  if (!status_ && !detached_) {
+    (void)Signal(SIGKILL);
+    // Asio made the pidfd non-blocking, and waitid() honours that.
+    const int fd = pidfd_->sd.native_handle();
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(fd), &info, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    Manage(pid_, false);
+  }
+}
+
+void Subprocess::WatchExit() {
+  std::weak_ptr<int> alive = alive_;
+  pidfd_->sd.async_wait(asio::posix::stream_descriptor::wait_read,
+                        [this, alive](const asio::error_code& ec) {
+                          if (alive.expired() || ec || detached_) return;
+                          Reaped();
+                        });
+}
+
+void Subprocess::ReadPipe(Pipe& p) {
+  std::weak_ptr<int> alive = alive_;
+  p.sd.async_read_some(asio::buffer(p.buf), [this, alive, &p](const asio::error_code& ec,
+                                                                size_t n) {
+    if (alive.expired() || !p.open) return;
+    if (n > 0) {
+      const OutputCallback& cb = p.err ? on_err_ : on_out_;
+      if (cb) cb(std::string_view(p.buf.data(), n));
+    }
+    if (ec) {  // end of file, or an error: nothing more comes
+      p.open = false;
+      p.sd.close();
+      if (status_ && (!out_ || !out_->open) && (!err_ || !err_->open)) Forget();
+      return;
+    }
+    ReadPipe(p);
+  });
+}
+
+void Subprocess::Reaped() {
+  siginfo_t info{};
+  int rc;
+  while ((rc = ::waitid(static_cast<idtype_t>(P_PIDFD),
+                        static_cast<id_t>(pidfd_->sd.native_handle()), &info, WEXITED)) < 0 &&
+         errno == EINTR) {
+  }
+  ExitStatus s;
+  if (rc < 0) {
+    s.known = false;  // reaped by someone else
+  } else if (info.si_code == CLD_EXITED) {
+    s.code = info.si_status;
+  } else {
+    s.signal = info.si_status;
+  }
+  status_ = s;
+  Manage(pid_, false);
+  pidfd_->sd.close();
+  bool pipes_open = (out_ && out_->open) || (err_ && err_->open);
+  if (!pipes_open) {
+    Forget();
+    return;
+  }
+  // What it wrote is in the pipes; a process it left behind may keep them
+  // open, so they get a moment to reach end of file.
+  drain_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(200));
+  std::weak_ptr<int> alive = alive_;
+  drain_timer_->async_wait([this, alive](const asio::error_code& ec) {
+    if (alive.expired() || ec) return;
+    ClosePipes();
+    Forget();
+  });
+}
+
+void Subprocess::ClosePipes() {
+  for (Pipe* p : {out_.get(), err_.get()}) {
+    if (p != nullptr && p->open) {
+      p->open = false;
+      p->sd.close();
+    }
+  }
+}
+
+// Reports the exit, once.
+void Subprocess::Forget() {
+  if (reported_) return;
+  reported_ = true;
+  if (drain_timer_) drain_timer_->cancel();
+  ExitCallback cb = std::move(on_exit_);
+  on_exit_ = nullptr;
+  if (cb) cb(*status_);
+}
+
+Status Subprocess::Signal(int sig) {
+  if (status_ || detached_) return Status::Ok();
+  if (::kill(group_ ? -pid_ : pid_, sig) != 0 && errno != ESRCH) {
+    return IoError("cannot signal process " + std::to_string(pid_) + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+void Subprocess::Detach() {
+  if (status_) return;
+  detached_ = true;
+  Manage(pid_, false);
+  ClosePipes();
+}
+
+Result<ProcessResult> RunProcess(SpawnOptions options, std::chrono::milliseconds deadline,
+                                 size_t max_capture) {
+  if (options.out == SpawnOptions::Output::kInherit) options.out = SpawnOptions::Output::kPipe;
+  if (options.err == SpawnOptions::Output::kInherit) options.err = SpawnOptions::Output::kPipe;
+  asio::io_context io;
+  COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, Subprocess::Spawn(io, std::move(options)));
+  ProcessResult r;
+  asio::steady_timer timer(io, deadline);
+  auto append = [max_capture](std::string* to) {
+    return [to, max_capture](std::string_view b) {
+      to->append(b.substr(0, max_capture - std::min(max_capture, to->size())));
+    };
+  };
+  p->set_on_output(append(&r.out), append(&r.err));
+  p->set_on_exit([&](const ExitStatus& s) {
+    r.status = s;
+    timer.cancel();
+  });
+  timer.async_wait([&](const asio::error_code& ec) {
+    if (ec) return;
+    r.timed_out = true;
+    (void)p->Signal(SIGKILL);
+  });
+  io.run();
+  return r;
+}
+
+std::set<int> ManagedChildren() {
+  std::lock_guard<std::mutex> lock(ManagedMutex());
+  return Managed();
+}
+
+}  // namespace copse
