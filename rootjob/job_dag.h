@@ -1,11 +1,10 @@
 // JobDag: the shape of a Dryad-style job (DESIGN.md §6) — input files split in
 // partitions, and stages of vertices that read files or earlier stages'
-// outputs through pointwise, all-to-all, gather or broadcast connections —
-// and DagState, the state machine a root task keeps: which vertices are done,
-// where their outputs live, which are ready, and what each ready vertex reads
-// from where. Pure library: no I/O, no clock; the root task (copse-rootjob)
-// and the simulator (sim/) both use it.
-// Thread-safety: plain data; DagState is not thread-safe.
+// outputs through pointwise, all-to-all, gather or broadcast connections.
+// The state machine a root task keeps over it is rootjob/job_manager.h. Pure
+// library: no I/O, no clock; the root task (copse-rootjob) and the simulator
+// (sim/) both use it.
+// Thread-safety: plain data.
 #pragma once
 
 #include <cstdint>
@@ -58,18 +57,29 @@ struct JobDag {
 };
 
 // Ok when every input names an existing file or earlier stage, pointwise
-// inputs match the vertex count, gather stages have one vertex, sizes are
-// non-negative. kInvalidArgument names the stage and input.
+// inputs match the vertex count, gather stages have one vertex, the
+// all-to-all consumers of one stage have the same vertex count (its bucket
+// count), sizes are non-negative. kInvalidArgument names the stage and input.
 Status ValidateDag(const JobDag& dag);
 
 // One piece of a vertex's input: `bytes` that can be read from any of
 // `replicas` (computer indices; several for DFS partitions, one for an
 // intermediate output kept where it was written). `many_to_one`: it comes
 // through a gather or all-to-all input (a reader pulls from many sources).
+// The rest names it: partition `item` of file `source`, or bucket `bucket`
+// (-1: every bucket) of the output of vertex `item` of stage `source`, as
+// run `version` (attempt `attempt`) of that vertex wrote it.
 struct InputPiece {
   int64_t bytes = 0;
   std::vector<int> replicas;
   bool many_to_one = false;
+  bool from_file = true;
+  int input = 0;  // which of the stage's inputs
+  int source = 0;
+  int item = 0;
+  int bucket = 0;
+  int version = 0;
+  int attempt = 0;
 };
 
 struct VertexId {
@@ -77,47 +87,6 @@ struct VertexId {
   int index = 0;
   friend bool operator==(const VertexId&, const VertexId&) = default;
   friend auto operator<=>(const VertexId&, const VertexId&) = default;
-};
-
-// The state machine of one running job.
-class DagState {
- public:
-  // `file_replicas[f][p]`: the computers holding partition p of file f.
-  // REQUIRES: ValidateDag(dag) is ok and file_replicas matches dag.files.
-  DagState(JobDag dag, std::vector<std::vector<std::vector<int>>> file_replicas);
-
-  const JobDag& dag() const { return dag_; }
-  // Vertices ready to run and not yet returned, in (stage, index) order;
-  // each is returned once.
-  std::vector<VertexId> TakeReady();
-  // What vertex `v` reads. REQUIRES: v was returned by TakeReady().
-  std::vector<InputPiece> Inputs(VertexId v) const;
-  // Output bytes of `v` given the bytes it read.
-  int64_t OutputBytes(VertexId v, int64_t bytes_read) const;
-  // `v` finished on `computer`, writing `output_bytes` there.
-  void Completed(VertexId v, int computer, int64_t output_bytes);
-  bool Done() const { return done_count_ == total_; }
-  int completed() const { return done_count_; }
-
- private:
-  struct VertexState {
-    bool done = false;
-    bool issued = false;
-    int computer = -1;
-    int64_t output_bytes = 0;
-  };
-  bool IsReady(VertexId v) const;
-  void AppendItem(const StageInput& in, int item, int consumers,
-                  std::vector<InputPiece>* out) const;
-  VertexState& state(VertexId v) { return vertices_[v.stage][v.index]; }
-  const VertexState& state(VertexId v) const { return vertices_[v.stage][v.index]; }
-
-  JobDag dag_;
-  std::vector<std::vector<std::vector<int>>> file_replicas_;
-  std::vector<std::vector<VertexState>> vertices_;
-  std::vector<int> stage_done_;
-  int done_count_ = 0;
-  int total_ = 0;
 };
 
 }  // namespace copse::rootjob

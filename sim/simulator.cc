@@ -15,6 +15,7 @@
 
 #include "dfs/placement.h"
 #include "rootjob/job_dag.h"
+#include "rootjob/job_manager.h"
 #include "rootjob/locality.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduling_loop.h"
@@ -59,7 +60,8 @@ struct Attempt {
 
 struct SimJob {
   rootjob::InstanceSpec spec;
-  std::unique_ptr<rootjob::DagState> dag;
+  // The root task's state machine: the same code copse-rootjob runs.
+  std::unique_ptr<rootjob::JobManager> dag;
   TaskId root = 0;
   std::vector<int> stage_offset;  // first worker task id offset of each stage
   JobResult result;
@@ -188,11 +190,12 @@ void Sim::SampleUntil(double t) {
 
 Status Sim::SubmitReady(int j) {
   SimJob& job = jobs_[j];
-  for (VertexId v : job.dag->TakeReady()) {
+  for (rootjob::RunId r : job.dag->TakeSubmissions(ToTime(Clock()))) {
+    VertexId v = r.vertex;
     TaskId id = job.root + 1 + job.stage_offset[v.stage] + v.index;
     scheduler::TaskSubmitted e{
         id, j + 1,
-        rootjob::ComputeLocality(job.dag->Inputs(v), net_.spec().rack_of, net_.spec().num_racks)};
+        rootjob::ComputeLocality(job.dag->Inputs(r), net_.spec().rack_of, net_.spec().num_racks)};
     COPSE_RETURN_IF_ERROR(Handle(e));
   }
   return Status::Ok();
@@ -201,7 +204,8 @@ Status Sim::SubmitReady(int j) {
 Status Sim::StartFlows(TaskId id, Attempt& a) {
   SimJob& job = jobs_[a.job];
   const std::vector<int>& rack_of = net_.spec().rack_of;
-  std::vector<rootjob::InputPiece> pieces = job.dag->Inputs(a.vertex);
+  // Every vertex runs once in the simulator: its first version.
+  const std::vector<rootjob::InputPiece>& pieces = job.dag->Inputs(rootjob::RunId{a.vertex, 1});
   std::vector<rootjob::PlannedRead> reads = rootjob::PlanReads(pieces, a.computer, rack_of);
   // The gather/all-to-all pieces' floor: the bytes a reader in the rack that
   // holds most of them would still pull across the core.
@@ -359,7 +363,8 @@ Status Sim::OnTimer(const TimerEvent& t) {
   job.result.max_task_s = std::max(job.result.max_task_s, ran);
   --running_[a.job];
   COPSE_RETURN_IF_ERROR(Handle(scheduler::TaskCompleted{t.task}));
-  job.dag->Completed(a.vertex, a.computer, job.dag->OutputBytes(a.vertex, a.bytes_read));
+  job.dag->Completed(rootjob::RunId{a.vertex, 1}, 0, a.computer,
+                     job.dag->OutputBytes(a.vertex, a.bytes_read), {}, ToTime(Clock()));
   if (!job.dag->Done()) return SubmitReady(a.job);
   job.done = true;
   job.result.finish_s = Clock();
@@ -488,7 +493,7 @@ Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
       job.stage_offset.push_back(off);
       off += s.vertices;
     }
-    job.dag = std::make_unique<rootjob::DagState>(std::move(dag).value(), std::move(replicas));
+    job.dag = std::make_unique<rootjob::JobManager>(std::move(dag).value(), std::move(replicas));
     job.result.name = spec.name;
     job.result.submit_s = spec.submit_s;
     job.result.vertices = job.dag->dag().TotalVertices();
