@@ -6,6 +6,7 @@
 #include <asio/post.hpp>
 
 #include "common/net/message.h"
+#include "dfs/chunk.h"
 #include "dfs/protocol.h"
 
 namespace copse::dfs {

@@ -12,8 +12,6 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "dfs/crc32c.h"
-
 namespace copse::dfs {
 namespace {
 
@@ -100,13 +98,6 @@ bool DecodeBlobIndex(const rocksdb::Slice& v, ChunkLocation* out) {
 }
 
 }  // namespace
-
-std::string ChunkKey(BlockId id, uint32_t index) {
-  std::string k(12, '\0');
-  PutBigEndian(id, 8, k.data());
-  PutBigEndian(index, 4, k.data() + 8);
-  return k;
-}
 
 // Chunk key -> the newest location a table references. Entries carry the
 // sequence number of the entry that references them, so that a newer value
@@ -243,32 +234,6 @@ rocksdb::DBOptions BaseDbOptions() {
 }
 
 }  // namespace
-
-uint32_t ChunkCount(uint64_t size) {
-  return static_cast<uint32_t>((size + kChunkSize - 1) / kChunkSize);
-}
-
-void FrameChunk(std::vector<uint8_t>* chunk) {
-  uint32_t crc = Crc32c(*chunk);
-  size_t n = chunk->size();
-  chunk->resize(n + kChunkTrailer);
-  for (size_t i = 0; i < kChunkTrailer; ++i) (*chunk)[n + i] = static_cast<uint8_t>(crc >> (8 * i));
-}
-
-Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& what) {
-  if (framed.size() < kChunkTrailer)
-    return Corruption(fmt::format("{}: {} bytes is too short for a chunk", what, framed.size()));
-  size_t n = framed.size() - kChunkTrailer;
-  uint32_t stored = 0;
-  for (size_t i = 0; i < kChunkTrailer; ++i)
-    stored |= static_cast<uint32_t>(framed[n + i]) << (8 * i);
-  uint32_t actual = Crc32c(framed.first(n));
-  if (stored != actual) {
-    return Corruption(fmt::format("{}: checksum mismatch (stored CRC32C {:08x}, data has {:08x})",
-                                  what, stored, actual));
-  }
-  return Status::Ok();
-}
 
 BlockStore::BlockStore(const BlockStoreOptions& options)
     : options_(options), dir_(options.dir), locations_(std::make_shared<LocationIndex>()) {
@@ -556,8 +521,8 @@ bool BlockStore::ReadChunkFromBlobFile(BlockId id, uint32_t index,
     if (it == locations_->entries.end()) return false;
     loc = it->second.where;
   }
-  constexpr size_t kKey = 12;
-  if (loc.size <= kChunkTrailer || loc.size > kChunkSize + kChunkTrailer || loc.offset < kKey)
+  if (loc.size <= kChunkTrailer || loc.size > kChunkSize + kChunkTrailer ||
+      loc.offset < kChunkKeySize)
     return false;
   int fd = ::open(BlobFilePath(loc.blob_file).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;  // relocated by blob GC since
@@ -573,9 +538,10 @@ bool BlockStore::ReadChunkFromBlobFile(BlockId id, uint32_t index,
     }
     return true;
   };
-  char key[kKey];
+  char key[kChunkKeySize];
   std::string want = ChunkKey(id, index);
-  bool ok = read_all(key, kKey, loc.offset - kKey) && std::memcmp(key, want.data(), kKey) == 0;
+  bool ok = read_all(key, kChunkKeySize, loc.offset - kChunkKeySize) &&
+            std::memcmp(key, want.data(), kChunkKeySize) == 0;
   if (ok) {
     framed->resize(loc.size);
     ok = read_all(framed->data(), loc.size, loc.offset);

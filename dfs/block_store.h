@@ -1,10 +1,10 @@
 // BlockStore: the blocks a worker holds, in a RocksDB instance under its data
 // dir (DESIGN.md §4). A block is a sequence of 1 MiB chunks (the last one may
-// be shorter) stored under the key (block id, chunk index) in a column family
-// whose values live in blob files, with blob garbage collection. Each stored
-// value is the chunk's bytes followed by their CRC32C ("a framed chunk", the
-// same bytes the data port carries), checked on every read before the bytes
-// go anywhere.
+// be shorter; dfs/chunk.h) stored under the key (block id, chunk index) in a
+// column family whose values live in blob files, with blob garbage
+// collection. Each stored value is the chunk's bytes followed by their CRC32C
+// ("a framed chunk", the same bytes the data port carries), checked on every
+// read before the bytes go anywhere.
 //
 // Writing is Begin, PutChunk for chunks 0, 1, ... in order, then Commit.
 // Two durability modes (BlockStoreOptions::sync_on_close, [dfs] sync_on_close):
@@ -28,9 +28,10 @@
 // GC relocation), publishes it in an in-memory index, and stores it in the
 // table's properties so that a reopened store rebuilds the index. LocateChunks
 // answers from that index (a committed block still in a memtable, only with
-// sync_on_close false, is flushed first); the local read path (dfs/local_read.h) hands the
-// files to a client on the same computer, which checks the chunk's key and
-// CRC32C itself and falls back to the data port on any doubt.
+// sync_on_close false, is flushed first); the local read path's server
+// (dfs/local_read_server.h) hands the files to a client on the same computer,
+// which checks the chunk's key and CRC32C itself and falls back to the data
+// port on any doubt.
 //
 // Thread-safety: thread-safe; chunk writes of one block must come from one
 // thread at a time.
@@ -47,6 +48,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "dfs/chunk.h"
+#include "dfs/dfs_types.h"
 
 namespace rocksdb {
 class DB;
@@ -54,20 +57,6 @@ class ColumnFamilyHandle;
 }  // namespace rocksdb
 
 namespace copse::dfs {
-
-using BlockId = uint64_t;
-
-inline constexpr size_t kChunkSize = 1u << 20;
-inline constexpr size_t kChunkTrailer = 4;  // the CRC32C after a chunk's bytes
-
-// Chunks in a block of `size` bytes.
-uint32_t ChunkCount(uint64_t size);
-
-// Appends the CRC32C of `*chunk` to it, making a framed chunk.
-void FrameChunk(std::vector<uint8_t>* chunk);
-
-// Checks a framed chunk's trailer. kCorruption names `what` on a mismatch.
-Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& what);
 
 struct BlockStoreOptions {
   std::filesystem::path dir;
@@ -82,15 +71,12 @@ struct BlockStoreOptions {
 };
 
 // Where a chunk's framed value (bytes + CRC32C) is stored: `size` bytes at
-// `offset` of blob file `blob_file`, preceded by the chunk's 12-byte key.
+// `offset` of blob file `blob_file`, preceded by the chunk's key (ChunkKey).
 struct ChunkLocation {
   uint64_t blob_file = 0;
   uint64_t offset = 0;
   uint64_t size = 0;
 };
-
-// The 12-byte key of chunk `index` of block `id` (big-endian id, index).
-std::string ChunkKey(BlockId id, uint32_t index);
 
 struct StoredBlockInfo {
   BlockId id = 0;

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "common/net/message.h"
-#include "dfs/block_store.h"
+#include "dfs/chunk.h"
 #include "dfs/protocol.h"
 
 namespace copse::dfs {

@@ -43,7 +43,6 @@
 #include "common/status.h"
 #include "dfs/dfs_types.h"
 #include "dfs/local_read.h"
-#include "dfs/namespace.h"
 #include "dfs/placement.h"
 
 namespace copse::dfs {

@@ -1,5 +1,7 @@
-// Plain values the DFS's parts exchange: where a replica lives, a file's
-// layout as the name service reports it, and the client's locality counters.
+// Plain values the DFS's parts exchange: the block and file ids (declared
+// here only), where a replica lives, a file's layout as the name service
+// reports it, a committed block, a listing's entries, and the client's
+// locality counters.
 // Thread-safety: plain data.
 #pragma once
 
@@ -47,6 +49,26 @@ struct FileStatus {
   std::string scratch_job;
   uint64_t block_size = 0;
   std::vector<PartitionLocation> partitions;
+};
+
+// A written block as a partition's commit names it: its size and the
+// computers that acknowledged it (the client sends these, the name service
+// records them).
+struct CommitBlock {
+  BlockId id = 0;
+  uint64_t size = 0;
+  std::vector<std::string> replicas;
+};
+
+// One entry of a listing (`fs ls`): a file, or a directory (`is_dir`; `size`
+// totals the files under it).
+struct ListEntry {
+  std::string path;
+  bool is_dir = false;
+  uint64_t size = 0;
+  int partitions = 0;
+  int replication = 0;
+  std::string scratch_job;
 };
 
 // Bytes a client read, by where they came from relative to its computer.

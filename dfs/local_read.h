@@ -1,6 +1,8 @@
 // The local read path ("short-circuit read"): a client on the same computer
 // as a replica reads the block's chunks straight from the worker's blob files
-// instead of through its data port.
+// instead of through its data port. This is the client's side
+// (LocalReadChannel); the worker's is LocalReadServer
+// (dfs/local_read_server.h), and the wire format is in dfs/local_read_wire.h.
 //
 // The worker listens on a Unix-domain socket in its data dir
 // (LocalReadSocketPath). A peer must run as the worker's user (SO_PEERCRED)
@@ -11,40 +13,28 @@
 // descriptor passed with SCM_RIGHTS: the client needs no access to the data
 // dir) and the offset and length of the chunk's framed value.
 //
-// The client reads each chunk together with the 12-byte key stored before it
-// (one pread into one reused buffer: bounded memory), checks the key and the
-// chunk's CRC32C, and only then hands the bytes on. Anything doubtful - no
-// socket, a refused handshake, an unknown location, a short read, a wrong key
-// or checksum - ends the local path for that block; DfsClient then reads the
-// rest through the data port, where the worker checks the stored chunk itself
-// (and deletes and reports a bad copy).
+// The client reads each chunk together with the key stored before it
+// (ChunkKey; one pread into one reused buffer: bounded memory), checks the
+// key and the chunk's CRC32C, and only then hands the bytes on. Anything
+// doubtful - no socket, a refused handshake, an unknown location, a short
+// read, a wrong key or checksum - ends the local path for that block;
+// DfsClient then reads the rest through the data port, where the worker
+// checks the stored chunk itself (and deletes and reports a bad copy).
 //
-// Wire format (little-endian):
-//   worker: "CPSL" u32 version nonce[32]        client: nonce[32] proof[32]
-//   worker: proof[32]
-//   client: "RDBK" u32 first_chunk u64 block    (repeated)
-//   worker: "RPLY" u32 code u64 size u32 chunks u32 first u32 files u32 n
-//           + n x (u32 file u32 length u64 offset) when code is 0 (ok), with
-//             `files` descriptors attached; else n bytes of error text.
-//
-// Thread-safety: LocalReadServer is thread-safe (one thread per connection,
-// at most kMaxConnections); LocalReadChannel is not.
+// Thread-safety: LocalReadChannel is not thread-safe; UniqueFd and
+// LocalBlock are plain values.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/status.h"
-#include "dfs/block_store.h"
+#include "dfs/dfs_types.h"
 
 namespace copse::dfs {
 
@@ -73,44 +63,6 @@ class UniqueFd {
 
  private:
   int fd_ = -1;
-};
-
-class LocalReadServer {
- public:
-  static constexpr size_t kMaxConnections = 64;
-
-  // REQUIRES: store outlives the server.
-  LocalReadServer(BlockStore& store, std::string secret, std::string computer);
-  ~LocalReadServer();
-  LocalReadServer(const LocalReadServer&) = delete;
-  LocalReadServer& operator=(const LocalReadServer&) = delete;
-
-  // Binds `path` (replacing a stale socket file) with mode 0600 and starts
-  // accepting. Errors name the path.
-  Status Listen(const std::filesystem::path& path);
-  // Closes the socket and every connection, and waits for their threads.
-  void Stop();
-
- private:
-  struct Conn {
-    UniqueFd fd;
-    std::thread thread;
-    std::atomic<bool> done{false};
-  };
-  void AcceptLoop();
-  void Serve(Conn* conn);
-  Status Handshake(int fd);
-  Status Answer(int fd, BlockId block, uint32_t first);
-
-  BlockStore& store_;
-  std::string secret_;
-  std::string computer_;
-  std::filesystem::path path_;
-  UniqueFd listen_fd_;
-  std::thread acceptor_;
-  std::mutex mu_;
-  std::list<std::unique_ptr<Conn>> conns_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;                   // GUARDED_BY(mu_)
 };
 
 // A block opened for a local read: its chunks' files and places.

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "dfs/block_store_testing.h"
+#include "dfs/local_read_server.h"
 
 namespace copse::dfs {
 namespace {

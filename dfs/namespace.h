@@ -12,10 +12,10 @@
 // that never gets there, so a failed write leaves nothing behind.
 //
 // Scratch files (a job's intermediate data, DESIGN.md §6) live under
-// /.scratch/JOB/, have one replica on the writer's computer, and each
-// partition becomes readable on its own commit. DeleteJob removes a job's
-// scratch files; blocks of uncommitted partitions are dropped after the grace
-// period.
+// /.scratch/JOB/ (dfs/paths.h), have one replica on the writer's computer,
+// and each partition becomes readable on its own commit. DeleteJob removes a
+// job's scratch files; blocks of uncommitted partitions are dropped after the
+// grace period.
 //
 // Operations that remove blocks add, per computer, the block ids it should
 // delete to a Deletions map; the caller sends them. Pure logic: time is passed
@@ -33,23 +33,14 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "dfs/dfs_types.h"
 #include "dfs/meta_store.h"
 #include "dfs/placement.h"
 
 namespace copse::dfs {
 
-using BlockId = uint64_t;
-using FileId = uint64_t;
 // Computer name -> blocks it should delete.
 using Deletions = std::map<std::string, std::set<BlockId>>;
-
-inline constexpr const char* kScratchRoot = "/.scratch";
-
-// "/.scratch/JOB/NAME".
-std::string ScratchPath(const std::string& job, const std::string& name);
-// Checks a DFS path: absolute, components of printable characters other than
-// '/', no '.' or '..' components, no trailing '/', at most 1024 bytes.
-Status ValidatePath(const std::string& path);
 
 struct NamespaceOptions {
   uint64_t block_size = 64u << 20;
@@ -81,15 +72,6 @@ struct FileView {
   std::vector<PartitionView> partitions;
 };
 
-struct ListEntry {
-  std::string path;
-  bool is_dir = false;
-  uint64_t size = 0;
-  int partitions = 0;
-  int replication = 0;
-  std::string scratch_job;
-};
-
 struct CreateRequest {
   std::string path;
   int partitions = 1;
@@ -107,12 +89,6 @@ struct CreateResult {
 struct Allocation {
   BlockId id = 0;
   std::vector<std::string> targets;  // the write pipeline, first replica first
-};
-
-struct CommitBlock {
-  BlockId id = 0;
-  uint64_t size = 0;
-  std::vector<std::string> replicas;
 };
 
 // A committed block as the re-replication planner sees it.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dfs/paths.h"
+
 namespace copse::dfs {
 namespace {
 

@@ -1,9 +1,10 @@
 // WorkerDfs: a worker's part of the DFS. It owns the computer's block store
 // (RocksDB under the data dir), the block server on its data port and the
-// local read socket for clients on the same computer (dfs/local_read.h), reports
-// the blocks it holds to the master after every registration, tells the
-// master about blocks it stores and bad copies it finds, and carries out the
-// master's commands (delete blocks, copy a block from a peer).
+// local read socket for clients on the same computer
+// (dfs/local_read_server.h), reports the blocks it holds to the master after
+// every registration, tells the master about blocks it stores and bad copies
+// it finds, and carries out the master's commands (delete blocks, copy a
+// block from a peer).
 // Thread-safety: everything runs on the worker's io_context thread.
 #pragma once
 
@@ -15,7 +16,7 @@
 #include "common/net/frame.h"
 #include "dfs/block_server.h"
 #include "dfs/block_store.h"
-#include "dfs/local_read.h"
+#include "dfs/local_read_server.h"
 #include "worker/worker_agent.h"
 
 namespace copse::worker {

@@ -1,0 +1,21 @@
+// DFS paths: the rules every path obeys and the scratch area where jobs keep
+// their intermediate files (DESIGN.md §6). The name service enforces them;
+// clients may check a path before sending it.
+// Thread-safety: pure functions, thread-safe.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace copse::dfs {
+
+inline constexpr const char* kScratchRoot = "/.scratch";
+
+// "/.scratch/JOB/NAME".
+std::string ScratchPath(const std::string& job, const std::string& name);
+// Checks a DFS path: absolute, components of printable characters other than
+// '/', no '.' or '..' components, no trailing '/', at most 1024 bytes.
+Status ValidatePath(const std::string& path);
+
+}  // namespace copse::dfs
