@@ -164,6 +164,8 @@ class ConfigParser {
     const toml::table* network = top.Table("network");
     const toml::table* scheduler = top.Table("scheduler");
     const toml::table* dfs = top.Table("dfs");
+    const toml::table* jobs = top.Table("jobs");
+    const toml::table* worker = top.Table("worker");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -175,6 +177,8 @@ class ConfigParser {
     if (network) COPSE_RETURN_IF_ERROR(ParseNetwork(*network));
     if (scheduler) COPSE_RETURN_IF_ERROR(ParseScheduler(*scheduler));
     if (dfs) COPSE_RETURN_IF_ERROR(ParseDfs(*dfs));
+    if (jobs) COPSE_RETURN_IF_ERROR(ParseJobs(*jobs));
+    if (worker) COPSE_RETURN_IF_ERROR(ParseWorker(*worker));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
     COPSE_RETURN_IF_ERROR(CheckPorts());
     return std::move(cfg_);
@@ -249,12 +253,38 @@ class ConfigParser {
     return r.error();
   }
 
+  Status ParseJobs(const toml::table& t) {
+    TableReader r(t, "jobs", file_);
+    cfg_.jobs.max_queued = static_cast<int>(r.Int("max_queued", 1000, 0, 1'000'000));
+    cfg_.jobs.retention = std::chrono::seconds(r.Int("retention_s", 86'400, 0, 31'536'000));
+    cfg_.jobs.max_vertices = static_cast<int>(r.Int("max_vertices", 100'000, 1, 10'000'000));
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseWorker(const toml::table& t) {
+    TableReader r(t, "worker", file_);
+    WorkerConfig& w = cfg_.worker;
+    w.vertex_timeout = std::chrono::seconds(r.Int("vertex_timeout_s", 86'400, 1, 31'536'000));
+    w.memory_bytes = static_cast<uint64_t>(r.Int("memory_limit_mb", 0, 0, int64_t{1} << 30)) << 20;
+    w.log_bytes = static_cast<uint64_t>(r.Int("log_limit_kb", 16 << 10, 1, int64_t{1} << 30))
+                  << 10;
+    w.workdir_bytes = static_cast<uint64_t>(r.Int("workdir_limit_mb", 0, 0, int64_t{1} << 30))
+                      << 20;
+    w.kill_grace = std::chrono::milliseconds(r.Int("kill_grace_ms", 2000, 0, 600'000));
+    w.task_retention = std::chrono::seconds(r.Int("task_retention_s", 3600, 0, 31'536'000));
+    r.Finish();
+    return r.error();
+  }
+
   Status ParseScheduler(const toml::table& t) {
     TableReader r(t, "scheduler", file_);
     for (const auto& [k, v] : t) {
       std::string key(k.str());
       if (key == "policy") {
         cfg_.scheduler.policy = r.String("policy", "QFP");
+      } else if (key == "solver") {
+        cfg_.scheduler.solver = r.String("solver", "incremental");
       } else {
         cfg_.scheduler.params[key] = r.Number(key, 0, -1e18, 1e18);
       }

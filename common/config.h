@@ -67,9 +67,29 @@ struct DfsConfig {
 
 struct SchedulerConfig {
   std::string policy = "QFP";
+  // The min-cost-flow solver of the Quincy policies (scheduler/flow/solvers.h
+  // names); the master's [scheduler] solver key.
+  std::string solver = "incremental";
   // Numeric policy parameters as written in [scheduler]; each policy checks
   // the names it knows (scheduler/), so a typo is reported there.
   std::map<std::string, double> params;
+};
+
+// [jobs]: the master's job service (docs/jobs.md).
+struct JobsConfig {
+  int max_queued = 1000;                   // jobs waiting for admission; more are refused
+  Duration retention{86'400'000'000};      // finished jobs stay in the job table this long
+  int max_vertices = 100'000;              // per job
+};
+
+// [worker]: limits every task a worker runs (docs/jobs.md).
+struct WorkerConfig {
+  Duration vertex_timeout{86'400'000'000};  // the longest a run may take (a job may ask less)
+  uint64_t memory_bytes = 0;                // resident memory per run; 0: no limit
+  uint64_t log_bytes = 16u << 20;           // stdout and stderr kept per run
+  uint64_t workdir_bytes = 0;               // a run's working directory; 0: no limit
+  Duration kill_grace{2'000'000};           // SIGTERM, then SIGKILL after this
+  Duration task_retention{3'600'000'000};   // logs and working dirs after the job ended
 };
 
 struct ClusterConfig {
@@ -88,6 +108,8 @@ struct ClusterConfig {
   NetworkConfig network;
   SchedulerConfig scheduler;
   DfsConfig dfs;
+  JobsConfig jobs;
+  WorkerConfig worker;
   std::vector<RackConfig> racks;
   std::vector<ComputerConfig> computers;
 

@@ -17,13 +17,19 @@ const char* ComputerStateName(ComputerState s) {
   return "unknown";
 }
 
-ClusterManager::ClusterManager(const ClusterConfig& config, Duration timeout)
-    : config_(config), timeout_(timeout) {
+ClusterManager::ClusterManager(const ClusterConfig& config, Duration timeout,
+                               uint32_t protocol_version)
+    : config_(config), timeout_(timeout), protocol_version_(protocol_version) {
   for (const ComputerConfig& c : config.computers) computers_[c.name].config = &c;
 }
 
 ClusterManager::Decision ClusterManager::Register(uint64_t session, const WorkerRegistration& reg,
                                                   Timestamp now) {
+  if (reg.protocol_version != protocol_version_) {
+    return {false, fmt::format("the worker for '{}' speaks scheduling protocol version {}, this "
+                               "master version {} (run workers and master of the same build)",
+                               reg.computer, reg.protocol_version, protocol_version_)};
+  }
   auto it = computers_.find(reg.computer);
   if (it == computers_.end()) {
     return {false, fmt::format("computer '{}' is not in this cluster's config ({})", reg.computer,
@@ -57,7 +63,9 @@ ClusterManager::Decision ClusterManager::Register(uint64_t session, const Worker
   sessions_[session] = reg.computer;
   spdlog::info("computer {} (rack {}, {} slot(s)) registered: pid {} from {}", reg.computer,
                reg.rack, reg.slots, reg.pid, reg.remote);
-  if (!was_live && listener_) listener_->OnComputerUp(reg.computer);
+  if (!was_live) {
+    for (MembershipListener* l : listeners_) l->OnComputerUp(reg.computer);
+  }
   return {true, ""};
 }
 
@@ -89,7 +97,7 @@ void ClusterManager::MarkDead(Entry& e) {
   if (e.session != 0) sessions_.erase(e.session);
   e.session = 0;
   e.busy_slots = 0;
-  if (listener_) listener_->OnComputerDown(e.config->name);
+  for (MembershipListener* l : listeners_) l->OnComputerDown(e.config->name);
 }
 
 std::vector<std::string> ClusterManager::CheckTimeouts(Timestamp now) {

@@ -30,6 +30,7 @@ struct WorkerRegistration {
   uint64_t incarnation = 0;
   uint32_t pid = 0;
   std::string remote;  // the connection's address, for messages
+  uint32_t protocol_version = 0;  // the scheduling protocol it speaks
 };
 
 struct ComputerView {
@@ -43,8 +44,8 @@ struct ComputerView {
   int busy_slots = 0;
 };
 
-// Told when computers become live or dead (the scheduler and the name service
-// subscribe in later parts).
+// Told when computers become live or dead (the name service and the
+// scheduling service subscribe).
 class MembershipListener {
  public:
   virtual ~MembershipListener() = default;
@@ -54,17 +55,21 @@ class MembershipListener {
 
 class ClusterManager {
  public:
-  ClusterManager(const ClusterConfig& config, Duration timeout);
+  // `protocol_version`: the scheduling protocol a worker must speak.
+  ClusterManager(const ClusterConfig& config, Duration timeout, uint32_t protocol_version = 0);
 
-  void set_listener(MembershipListener* listener) { listener_ = listener; }
+  // Adds a listener, told of changes in the order listeners were added.
+  // REQUIRES: it outlives the manager.
+  void AddListener(MembershipListener* listener) { listeners_.push_back(listener); }
 
   struct Decision {
     bool accepted = false;
     std::string reason;  // set when refused
   };
-  // A worker on `session` claims a computer. Refused when the config does not
-  // name it, when its rack or slots differ from the config, or when another
-  // live worker still serves it on an open session.
+  // A worker on `session` claims a computer. Refused when it speaks another
+  // scheduling protocol version, when the config does not name it, when its
+  // rack or slots differ from the config, or when another live worker still
+  // serves it on an open session.
   Decision Register(uint64_t session, const WorkerRegistration& reg, Timestamp now);
 
   // Records a heartbeat. Returns false when the session does not hold a live
@@ -98,9 +103,10 @@ class ClusterManager {
 
   const ClusterConfig& config_;
   Duration timeout_;
+  uint32_t protocol_version_;
   std::map<std::string, Entry> computers_;
   std::map<uint64_t, std::string> sessions_;  // open session -> computer
-  MembershipListener* listener_ = nullptr;
+  std::vector<MembershipListener*> listeners_;
 };
 
 }  // namespace copse::master

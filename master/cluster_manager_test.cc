@@ -36,7 +36,7 @@ class ClusterManagerTest : public ::testing::Test {
  protected:
   ClusterManagerTest()
       : config_(*ParseClusterConfig(kConfig, "/etc/t.toml")), cm_(config_, config_.worker_timeout) {
-    cm_.set_listener(&rec_);
+    cm_.AddListener(&rec_);
   }
 
   WorkerRegistration Reg(const std::string& name, uint32_t pid = 100) {
@@ -78,6 +78,27 @@ TEST_F(ClusterManagerTest, RefusesMismatchedRackOrSlots) {
   auto d = cm_.Register(1, r, clock_.Now());
   EXPECT_FALSE(d.accepted);
   EXPECT_NE(d.reason.find("different configs"), std::string::npos);
+}
+
+TEST_F(ClusterManagerTest, RefusesWorkerOfAnotherProtocolVersion) {
+  ClusterManager versioned(config_, config_.worker_timeout, 7);
+  WorkerRegistration r = Reg("r0-c00");
+  r.protocol_version = 6;
+  auto d = versioned.Register(1, r, clock_.Now());
+  EXPECT_FALSE(d.accepted);
+  EXPECT_NE(d.reason.find("speaks scheduling protocol version 6, this master version 7"),
+            std::string::npos)
+      << d.reason;
+  r.protocol_version = 7;
+  EXPECT_TRUE(versioned.Register(1, r, clock_.Now()).accepted);
+}
+
+TEST_F(ClusterManagerTest, EveryListenerHearsInOrder) {
+  Recorder second;
+  cm_.AddListener(&second);
+  ASSERT_TRUE(cm_.Register(1, Reg("r0-c00"), clock_.Now()).accepted);
+  EXPECT_EQ(rec_.events, std::vector<std::string>{"up r0-c00"});
+  EXPECT_EQ(second.events, std::vector<std::string>{"up r0-c00"});
 }
 
 TEST_F(ClusterManagerTest, RefusesSecondLiveWorkerForSameComputer) {

@@ -38,18 +38,41 @@ Result<dfs::PlacementMode> ReadPlacement(proto::Placement::Reader p) {
 
 }  // namespace
 
-DfsService::DfsService(const ClusterConfig& config, const Clock& clock, dfs::MetaStore& store)
-    : config_(config), clock_(clock), names_(config, store, *this, dfs::NameServiceOptions{}) {}
+DfsService::DfsService(asio::io_context& io, const ClusterConfig& config, const Clock& clock,
+                       dfs::MetaStore& store, const ClusterManager& cluster)
+    : config_(config),
+      clock_(clock),
+      cluster_(cluster),
+      names_(config, store, *this, dfs::NameServiceOptions{}),
+      timer_(io) {}
 
 Status DfsService::Load() { return names_.Load(clock_.Now()); }
 
-void DfsService::AttachWorker(const std::string& computer, net::Connection& conn) {
+void DfsService::Start() { ArmTimer(); }
+
+void DfsService::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void DfsService::ArmTimer() {
+  if (stopped_) return;
+  timer_.expires_after(std::chrono::milliseconds(200));
+  timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    Tick();
+    ArmTimer();
+  });
+}
+
+void DfsService::OnWorkerRegistered(const std::string& computer, net::Connection& conn,
+                                    const WorkerTasks&) {
   workers_[computer] = &conn;
 }
 
-void DfsService::ConnectionClosed(uint64_t conn_id) {
+void DfsService::OnClose(net::Connection& conn) {
   for (auto it = workers_.begin(); it != workers_.end();) {
-    it = it->second->id() == conn_id ? workers_.erase(it) : std::next(it);
+    it = it->second->id() == conn.id() ? workers_.erase(it) : std::next(it);
   }
 }
 
@@ -94,177 +117,202 @@ void DfsService::OnComputerDown(const std::string& computer) {
 
 void DfsService::Tick() { names_.Tick(clock_.Now()); }
 
-Status DfsService::Handle(net::Connection& conn, const net::Frame& frame,
-                          const std::string& computer) {
+Status DfsService::OnFrame(net::Connection& conn, const net::Frame& frame) {
   if (frame.kind != net::PayloadKind::kMessage)
     return InvalidArgument("raw bytes sent to the master's name service");
   return net::CatchDecodeErrors([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
-    auto root = reader->getRoot<DfsMessage>();
-    Timestamp now = clock_.Now();
-    capnp::MallocMessageBuilder reply;
-    auto out = reply.initRoot<DfsMessage>();
-    Status s;
-    bool answer = true;
-    auto need_worker = [&]() -> Status {
-      if (computer.empty())
-        return InvalidArgument("a worker notice from a connection that registered no computer");
-      return Status::Ok();
-    };
+    Reader root = reader->getRoot<DfsMessage>();
     switch (root.which()) {
-      case DfsMessage::CREATE_FILE: {
-        auto c = root.getCreateFile();
-        dfs::CreateRequest req;
-        req.path = c.getPath();
-        req.partitions = static_cast<int>(c.getPartitions());
-        req.replication = static_cast<int>(c.getReplication());
-        req.writer = c.getWriter();
-        req.scratch_job = c.getScratchJob();
-        auto placement = ReadPlacement(c.getPlacement());
-        if (!placement.ok()) {
-          s = placement.status();
-          break;
-        }
-        req.placement = *placement;
-        auto r = names_.Create(req, now);
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        auto cr = out.initCreateFileReply();
-        cr.setFileId(r->id);
-        cr.setReplication(static_cast<uint32_t>(r->replication));
-        cr.setBlockSize(static_cast<uint64_t>(config_.block_size_bytes));
-        break;
-      }
-      case DfsMessage::ALLOCATE_BLOCK: {
-        auto a = root.getAllocateBlock();
-        std::set<std::string> exclude;
-        for (auto e : a.getExclude()) exclude.insert(e);
-        auto r =
-            names_.AllocateBlock(a.getFileId(), static_cast<int>(a.getPartition()), exclude, now);
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        auto ar = out.initAllocateBlockReply();
-        ar.setBlockId(r->id);
-        auto list = ar.initTargets(static_cast<unsigned>(r->targets.size()));
-        for (unsigned i = 0; i < r->targets.size(); ++i) dfs::SetEndpoint(list[i], r->targets[i]);
-        break;
-      }
-      case DfsMessage::COMMIT_PARTITION: {
-        auto c = root.getCommitPartition();
-        std::vector<dfs::CommitBlock> blocks;
-        for (auto b : c.getBlocks()) {
-          dfs::CommitBlock cb{b.getBlockId(), b.getSize(), {}};
-          for (auto r : b.getReplicas()) cb.replicas.push_back(r);
-          blocks.push_back(std::move(cb));
-        }
-        auto r =
-            names_.CommitPartition(c.getFileId(), static_cast<int>(c.getPartition()), blocks, now);
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        out.initCommitPartitionReply().setFileVisible(*r);
-        break;
-      }
-      case DfsMessage::ABANDON_FILE:
-        s = names_.Abandon(root.getAbandonFile().getFileId());
-        if (s.ok()) out.initDone();
-        break;
-      case DfsMessage::LIST_FILES: {
-        auto r = names_.List(root.getListFiles().getPath());
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        auto list = out.initListFilesReply().initEntries(static_cast<unsigned>(r->size()));
-        for (unsigned i = 0; i < r->size(); ++i) {
-          const dfs::ListEntry& e = (*r)[i];
-          list[i].setPath(e.path);
-          list[i].setIsDir(e.is_dir);
-          list[i].setSize(e.size);
-          list[i].setPartitions(static_cast<uint32_t>(e.partitions));
-          list[i].setReplication(static_cast<uint32_t>(e.replication));
-          list[i].setScratchJob(e.scratch_job);
-        }
-        break;
-      }
-      case DfsMessage::STAT_FILE: {
-        auto r = names_.Stat(root.getStatFile().getPath());
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        dfs::SetFileStatus(out.initFileInfo(), *r);
-        break;
-      }
-      case DfsMessage::DELETE_FILE:
-        s = names_.Delete(root.getDeleteFile().getPath());
-        if (s.ok()) out.initDeleteReply().setFilesDeleted(1);
-        break;
-      case DfsMessage::DELETE_JOB_SCRATCH: {
-        auto r = names_.DeleteJob(root.getDeleteJobScratch().getJob());
-        if (!r.ok()) {
-          s = r.status();
-          break;
-        }
-        out.initDeleteReply().setFilesDeleted(static_cast<uint32_t>(*r));
-        break;
-      }
-      case DfsMessage::REPORT_BAD_REPLICA: {
-        auto r = root.getReportBadReplica();
-        s = names_.ReportBadReplica(r.getBlockId(), r.getComputer(), r.getReason());
-        if (s.ok()) out.initDone();
-        break;
-      }
-      // ---- worker notices (no reply)
-      case DfsMessage::BLOCK_REPORT: {
-        answer = false;
-        COPSE_RETURN_IF_ERROR(need_worker());
-        std::vector<std::pair<dfs::BlockId, uint64_t>> blocks;
-        for (auto b : root.getBlockReport().getBlocks())
-          blocks.emplace_back(b.getBlockId(), b.getSize());
-        s = names_.OnBlockReport(computer, blocks);
-        break;
-      }
-      case DfsMessage::BLOCK_RECEIVED: {
-        answer = false;
-        COPSE_RETURN_IF_ERROR(need_worker());
-        auto b = root.getBlockReceived().getBlock();
-        s = names_.OnBlockReceived(computer, b.getBlockId(), b.getSize());
-        break;
-      }
-      case DfsMessage::BAD_REPLICA: {
-        answer = false;
-        COPSE_RETURN_IF_ERROR(need_worker());
-        auto b = root.getBadReplica();
-        s = names_.OnBadReplica(computer, b.getBlockId(), b.getReason());
-        break;
-      }
-      case DfsMessage::REPLICATION_DONE: {
-        answer = false;
-        COPSE_RETURN_IF_ERROR(need_worker());
-        auto r = root.getReplicationDone();
-        names_.OnReplicationDone(computer, r.getBlockId(), r.getOk(), r.getMessage());
-        break;
-      }
+      case DfsMessage::BLOCK_REPORT:
+      case DfsMessage::BLOCK_RECEIVED:
+      case DfsMessage::BAD_REPLICA:
+      case DfsMessage::REPLICATION_DONE:
+        return Notice(conn, root);
       default:
-        return InvalidArgument("unexpected DFS message for the master");
+        return Request(conn, root);
     }
-    if (!answer) {
-      if (!s.ok()) spdlog::error("DFS notice from {}: {}", computer, s.ToString());
-      return Status::Ok();
-    }
-    if (!s.ok()) {
-      conn.Send(net::Protocol::kDfs, net::PayloadKind::kMessage, dfs::EncodeError(s));
-      return Status::Ok();
-    }
-    conn.Send(net::Protocol::kDfs, net::PayloadKind::kMessage, dfs::EncodeDfs(reply));
-    return Status::Ok();
   });
+}
+
+// A client request: its reply, or an Error the client turns into a status.
+Status DfsService::Request(net::Connection& conn, Reader root) {
+  Timestamp now = clock_.Now();
+  capnp::MallocMessageBuilder reply;
+  Builder out = reply.initRoot<DfsMessage>();
+  Status s;
+  switch (root.which()) {
+    case DfsMessage::CREATE_FILE:
+      s = OnCreateFile(root.getCreateFile(), out, now);
+      break;
+    case DfsMessage::ALLOCATE_BLOCK:
+      s = OnAllocateBlock(root.getAllocateBlock(), out, now);
+      break;
+    case DfsMessage::COMMIT_PARTITION:
+      s = OnCommitPartition(root.getCommitPartition(), out, now);
+      break;
+    case DfsMessage::ABANDON_FILE:
+      s = OnAbandonFile(root.getAbandonFile(), out);
+      break;
+    case DfsMessage::LIST_FILES:
+      s = OnListFiles(root.getListFiles(), out);
+      break;
+    case DfsMessage::STAT_FILE:
+      s = OnStatFile(root.getStatFile(), out);
+      break;
+    case DfsMessage::DELETE_FILE:
+      s = OnDeleteFile(root.getDeleteFile(), out);
+      break;
+    case DfsMessage::DELETE_JOB_SCRATCH:
+      s = OnDeleteJobScratch(root.getDeleteJobScratch(), out);
+      break;
+    case DfsMessage::REPORT_BAD_REPLICA:
+      s = OnReportBadReplica(root.getReportBadReplica(), out);
+      break;
+    default:
+      return InvalidArgument("unexpected DFS message for the master");
+  }
+  conn.Send(net::Protocol::kDfs, net::PayloadKind::kMessage,
+            s.ok() ? dfs::EncodeDfs(reply) : dfs::EncodeError(s));
+  return Status::Ok();
+}
+
+// A worker's notice on its registration connection: no reply; a notice the
+// name service refuses is logged.
+Status DfsService::Notice(net::Connection& conn, Reader root) {
+  const std::string computer = cluster_.ComputerOfSession(conn.id());
+  if (computer.empty()) {
+    return InvalidArgument("a worker notice from a connection that registered no computer");
+  }
+  Status s;
+  switch (root.which()) {
+    case DfsMessage::BLOCK_REPORT:
+      s = OnBlockReport(computer, root.getBlockReport());
+      break;
+    case DfsMessage::BLOCK_RECEIVED:
+      s = OnBlockReceived(computer, root.getBlockReceived());
+      break;
+    case DfsMessage::BAD_REPLICA:
+      s = OnBadReplica(computer, root.getBadReplica());
+      break;
+    case DfsMessage::REPLICATION_DONE:
+      s = OnReplicationDone(computer, root.getReplicationDone());
+      break;
+    default:
+      return Internal("not a worker notice");
+  }
+  if (!s.ok()) spdlog::error("DFS notice from {}: {}", computer, s.ToString());
+  return Status::Ok();
+}
+
+Status DfsService::OnCreateFile(proto::CreateFile::Reader c, Builder out, Timestamp now) {
+  dfs::CreateRequest req;
+  req.path = c.getPath();
+  req.partitions = static_cast<int>(c.getPartitions());
+  req.replication = static_cast<int>(c.getReplication());
+  req.writer = c.getWriter();
+  req.scratch_job = c.getScratchJob();
+  COPSE_ASSIGN_OR_RETURN(req.placement, ReadPlacement(c.getPlacement()));
+  COPSE_ASSIGN_OR_RETURN(dfs::CreateResult r, names_.Create(req, now));
+  auto cr = out.initCreateFileReply();
+  cr.setFileId(r.id);
+  cr.setReplication(static_cast<uint32_t>(r.replication));
+  cr.setBlockSize(static_cast<uint64_t>(config_.block_size_bytes));
+  return Status::Ok();
+}
+
+Status DfsService::OnAllocateBlock(proto::AllocateBlock::Reader a, Builder out, Timestamp now) {
+  std::set<std::string> exclude;
+  for (auto e : a.getExclude()) exclude.insert(e);
+  COPSE_ASSIGN_OR_RETURN(
+      dfs::BlockAllocation r,
+      names_.AllocateBlock(a.getFileId(), static_cast<int>(a.getPartition()), exclude, now));
+  auto ar = out.initAllocateBlockReply();
+  ar.setBlockId(r.id);
+  auto list = ar.initTargets(static_cast<unsigned>(r.targets.size()));
+  for (unsigned i = 0; i < r.targets.size(); ++i) dfs::SetEndpoint(list[i], r.targets[i]);
+  return Status::Ok();
+}
+
+Status DfsService::OnCommitPartition(proto::CommitPartition::Reader c, Builder out,
+                                     Timestamp now) {
+  std::vector<dfs::CommitBlock> blocks;
+  for (auto b : c.getBlocks()) {
+    dfs::CommitBlock cb{b.getBlockId(), b.getSize(), {}};
+    for (auto r : b.getReplicas()) cb.replicas.push_back(r);
+    blocks.push_back(std::move(cb));
+  }
+  COPSE_ASSIGN_OR_RETURN(bool visible, names_.CommitPartition(
+                                           c.getFileId(), static_cast<int>(c.getPartition()),
+                                           blocks, now));
+  out.initCommitPartitionReply().setFileVisible(visible);
+  return Status::Ok();
+}
+
+Status DfsService::OnAbandonFile(proto::AbandonFile::Reader a, Builder out) {
+  COPSE_RETURN_IF_ERROR(names_.Abandon(a.getFileId()));
+  out.initDone();
+  return Status::Ok();
+}
+
+Status DfsService::OnListFiles(proto::ListFiles::Reader l, Builder out) {
+  COPSE_ASSIGN_OR_RETURN(std::vector<dfs::ListEntry> entries, names_.List(l.getPath()));
+  auto list = out.initListFilesReply().initEntries(static_cast<unsigned>(entries.size()));
+  for (unsigned i = 0; i < entries.size(); ++i) {
+    const dfs::ListEntry& e = entries[i];
+    list[i].setPath(e.path);
+    list[i].setIsDir(e.is_dir);
+    list[i].setSize(e.size);
+    list[i].setPartitions(static_cast<uint32_t>(e.partitions));
+    list[i].setReplication(static_cast<uint32_t>(e.replication));
+    list[i].setScratchJob(e.scratch_job);
+  }
+  return Status::Ok();
+}
+
+Status DfsService::OnStatFile(proto::StatFile::Reader st, Builder out) {
+  COPSE_ASSIGN_OR_RETURN(dfs::FileStatus f, names_.Stat(st.getPath()));
+  dfs::SetFileStatus(out.initFileInfo(), f);
+  return Status::Ok();
+}
+
+Status DfsService::OnDeleteFile(proto::DeleteFile::Reader d, Builder out) {
+  COPSE_RETURN_IF_ERROR(names_.Delete(d.getPath()));
+  out.initDeleteReply().setFilesDeleted(1);
+  return Status::Ok();
+}
+
+Status DfsService::OnDeleteJobScratch(proto::DeleteJobScratch::Reader d, Builder out) {
+  COPSE_ASSIGN_OR_RETURN(int n, names_.DeleteJob(d.getJob()));
+  out.initDeleteReply().setFilesDeleted(static_cast<uint32_t>(n));
+  return Status::Ok();
+}
+
+Status DfsService::OnReportBadReplica(proto::ReportBadReplica::Reader r, Builder out) {
+  COPSE_RETURN_IF_ERROR(names_.ReportBadReplica(r.getBlockId(), r.getComputer(), r.getReason()));
+  out.initDone();
+  return Status::Ok();
+}
+
+Status DfsService::OnBlockReport(const std::string& computer, proto::BlockReport::Reader r) {
+  std::vector<std::pair<dfs::BlockId, uint64_t>> blocks;
+  for (auto b : r.getBlocks()) blocks.emplace_back(b.getBlockId(), b.getSize());
+  return names_.OnBlockReport(computer, blocks);
+}
+
+Status DfsService::OnBlockReceived(const std::string& computer, proto::BlockReceived::Reader r) {
+  auto b = r.getBlock();
+  return names_.OnBlockReceived(computer, b.getBlockId(), b.getSize());
+}
+
+Status DfsService::OnBadReplica(const std::string& computer, proto::BadReplica::Reader r) {
+  return names_.OnBadReplica(computer, r.getBlockId(), r.getReason());
+}
+
+Status DfsService::OnReplicationDone(const std::string& computer,
+                                     proto::ReplicationDone::Reader r) {
+  names_.OnReplicationDone(computer, r.getBlockId(), r.getOk(), r.getMessage());
+  return Status::Ok();
 }
 
 }  // namespace copse::master

@@ -1,11 +1,14 @@
-// DfsService: the master's adapter between the wire (proto/dfs.capnp) and the
-// DFS name service. It answers clients' name-service requests, takes workers'
-// block reports and notices on their registration connections, sends workers
-// their deletions and copy commands, follows computers going up and down, and
-// drives the name service's periodic work.
+// DfsService: the DFS protocol (proto/dfs.capnp) on the master, adapted onto
+// the name service. It answers clients' name-service requests, takes
+// workers' block reports and notices on their registration connections,
+// sends workers their deletions and copy commands, follows computers going
+// up and down, and drives the name service's periodic work on a timer. One
+// handler per message.
 // Thread-safety: everything runs on the master's io_context thread.
 #pragma once
 
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,25 +19,33 @@
 #include "dfs/meta_store.h"
 #include "dfs/name_service.h"
 #include "master/cluster_manager.h"
+#include "master/cluster_service.h"
+#include "master/protocol_service.h"
+#include "proto/dfs.capnp.h"
 
 namespace copse::master {
 
-class DfsService final : public dfs::WorkerSender, public MembershipListener {
+class DfsService final : public ProtocolService,
+                         public dfs::WorkerSender,
+                         public MembershipListener,
+                         public WorkerListener {
  public:
-  // REQUIRES: config, clock and store outlive the service.
-  DfsService(const ClusterConfig& config, const Clock& clock, dfs::MetaStore& store);
+  // REQUIRES: every argument outlives the service.
+  DfsService(asio::io_context& io, const ClusterConfig& config, const Clock& clock,
+             dfs::MetaStore& store, const ClusterManager& cluster);
 
   Status Load();
-  // A worker registered `computer` on `conn` / a connection closed.
-  void AttachWorker(const std::string& computer, net::Connection& conn);
-  void ConnectionClosed(uint64_t conn_id);
-  // A DFS frame on `conn`; `computer` is the worker registered on it, or ""
-  // for clients. Replies go back on `conn`. An error closes the connection.
-  Status Handle(net::Connection& conn, const net::Frame& frame, const std::string& computer);
+  // Starts the name service's periodic work.
+  void Start();
+  void Stop();
   void Tick();
 
   dfs::NameService& names() { return names_; }
 
+  // ProtocolService: a DFS frame from a client, or a notice from a worker on
+  // its registration connection.
+  Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
+  void OnClose(net::Connection& conn) override;
   // WorkerSender
   bool DeleteBlocks(const std::string& computer, const std::vector<dfs::BlockId>& blocks) override;
   bool Replicate(const std::string& computer, dfs::BlockId block, uint64_t size,
@@ -42,14 +53,40 @@ class DfsService final : public dfs::WorkerSender, public MembershipListener {
   // MembershipListener
   void OnComputerUp(const std::string& computer) override;
   void OnComputerDown(const std::string& computer) override;
+  // WorkerListener: the worker's connection carries its notices and our commands.
+  void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
+                          const WorkerTasks& tasks) override;
 
  private:
+  using Reader = proto::DfsMessage::Reader;
+  using Builder = proto::DfsMessage::Builder;
   net::Connection* WorkerConn(const std::string& computer) const;
+  void ArmTimer();
+  // Client requests: each fills the reply or returns the error to send.
+  Status OnCreateFile(proto::CreateFile::Reader r, Builder out, Timestamp now);
+  Status OnAllocateBlock(proto::AllocateBlock::Reader r, Builder out, Timestamp now);
+  Status OnCommitPartition(proto::CommitPartition::Reader r, Builder out, Timestamp now);
+  Status OnAbandonFile(proto::AbandonFile::Reader r, Builder out);
+  Status OnListFiles(proto::ListFiles::Reader r, Builder out);
+  Status OnStatFile(proto::StatFile::Reader r, Builder out);
+  Status OnDeleteFile(proto::DeleteFile::Reader r, Builder out);
+  Status OnDeleteJobScratch(proto::DeleteJobScratch::Reader r, Builder out);
+  Status OnReportBadReplica(proto::ReportBadReplica::Reader r, Builder out);
+  // Worker notices (no reply).
+  Status OnBlockReport(const std::string& computer, proto::BlockReport::Reader r);
+  Status OnBlockReceived(const std::string& computer, proto::BlockReceived::Reader r);
+  Status OnBadReplica(const std::string& computer, proto::BadReplica::Reader r);
+  Status OnReplicationDone(const std::string& computer, proto::ReplicationDone::Reader r);
+  Status Request(net::Connection& conn, Reader root);
+  Status Notice(net::Connection& conn, Reader root);
 
   const ClusterConfig& config_;
   const Clock& clock_;
+  const ClusterManager& cluster_;
   dfs::NameService names_;
   std::map<std::string, net::Connection*> workers_;  // computer -> open registration connection
+  asio::steady_timer timer_;
+  bool stopped_ = false;
 };
 
 }  // namespace copse::master

@@ -1,4 +1,9 @@
-// copse-master: the cluster's master daemon (DESIGN.md §1).
+// copse-master: the cluster's master daemon (DESIGN.md §1). main() builds
+// each component, wires them, and runs the event loop:
+//   membership (ClusterManager, ClusterService)
+//   name service (DfsService over the namespace in the master's RocksDB)
+//   server (MasterService) routing each protocol to its service
+//
 //   copse-master --config F [--log-level L] [--port P]
 #include <spdlog/spdlog.h>
 
@@ -8,7 +13,21 @@
 
 #include "common/daemon.h"
 #include "common/log.h"
+#include "dfs/meta_store.h"
+#include "master/cluster_manager.h"
+#include "master/cluster_service.h"
+#include "master/dfs_service.h"
 #include "master/master_service.h"
+#include "proto/scheduling.capnp.h"
+
+namespace {
+
+int Fail(const copse::Status& s) {
+  spdlog::critical("{}", s.ToString());
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"copse-master: the Copse cluster master"};
@@ -35,13 +54,31 @@ int main(int argc, char** argv) {
   }
   asio::io_context io;
   copse::SteadyClock clock;
-  copse::master::MasterService service(io, config, env->secret, clock);
-  s = service.Start(port);
-  if (!s.ok()) {
-    spdlog::critical("{}", s.ToString());
-    return 1;
-  }
-  copse::RunUntilSignalled(io, [&] { service.Stop(); });
+  auto meta = copse::dfs::OpenRocksMetaStore(config.master.data_dir / "namespace");
+  if (!meta.ok()) return Fail(meta.status());
+
+  copse::master::ClusterManager cluster(config, config.worker_timeout,
+                                        copse::proto::SCHEDULING_PROTOCOL_VERSION);
+  copse::master::ClusterService cluster_service(io, config, cluster, clock);
+  copse::master::DfsService dfs(io, config, clock, **meta, cluster);
+  if (s = dfs.Load(); !s.ok()) return Fail(s);
+  cluster.AddListener(&dfs);
+  cluster_service.AddWorkerListener(&dfs);
+
+  copse::master::MasterService server(io, env->secret);
+  server.Route(copse::net::Protocol::kCluster, &cluster_service);
+  server.Route(copse::net::Protocol::kDfs, &dfs);
+  uint16_t listen_port = port != 0 ? port : config.master.port;
+  if (s = server.Listen(config.master.host, listen_port); !s.ok()) return Fail(s);
+  spdlog::info("master of cluster '{}' listening on {}:{} ({} computers in {} racks)", config.name,
+               config.master.host, server.port(), config.computers.size(), config.racks.size());
+  cluster_service.Start();
+  dfs.Start();
+  copse::RunUntilSignalled(io, [&] {
+    cluster_service.Stop();
+    dfs.Stop();
+    server.Stop();
+  });
   copse::ShutdownLogging();
   return 0;
 }

@@ -4,6 +4,7 @@
 # Frames carry protocol id 2 (cluster).
 
 using Cxx = import "/capnp/c++.capnp";
+using Sched = import "scheduling.capnp";
 $Cxx.namespace("copse::proto");
 
 # worker -> master, first message after authentication (and again whenever
@@ -17,6 +18,11 @@ struct RegisterRequest {
   dataPort @5 :UInt16;
   incarnation @6 :UInt64;  # random per worker process; tells restarts apart
   pid @7 :UInt32;
+  # The scheduling protocol it speaks (Sched.schedulingProtocolVersion); a
+  # worker of another version is refused with a reason saying so.
+  protocolVersion @8 :UInt32;
+  runningTasks @9 :List(Sched.RunningTask);  # tasks it runs now (a master re-adopts them)
+  endedTasks @10 :List(Sched.TaskExit);      # exits the master has not acknowledged
 }
 
 # master -> worker

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-
 namespace copse::rootjob {
 namespace {
 
@@ -307,15 +306,6 @@ Status InferVertices(std::vector<StageSpec>* stages, const std::map<std::string,
 }
 
 }  // namespace
-
-bool ValidProgramName(std::string_view name) {
-  if (name.empty() || name.size() > 64 || name[0] < 'a' || name[0] > 'z') return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
 
 Result<JobSpec> ParseJobSpec(std::string_view text, const SpecLimits& limits) {
   if (text.size() > kMaxSpecBytes) {

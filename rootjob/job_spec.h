@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/program_name.h"
 #include "common/status.h"
 #include "rootjob/job_dag.h"
 
@@ -72,10 +73,6 @@ struct JobSpec {
   JobSettings settings;
   std::vector<StageSpec> stages;  // in an order where every input names an earlier stage
 };
-
-// True for a program name the apps directory may hold: a lower-case letter,
-// then up to 63 lower-case letters, digits, '-' or '_' (never a path).
-bool ValidProgramName(std::string_view name);
 
 // Parses and checks a spec. `text` over kMaxSpecBytes, malformed JSON, an
 // unknown key, a wrong type, a cycle, an unknown stage, a program given as a

@@ -117,7 +117,8 @@ void ClusterState::AdmitJob(JobId id, Timestamp now) {
 
 void ClusterState::FinishJob(JobId id) {
   JobInfo& j = MutableJob(id);
-  assert(j.root_task == kNoTask || tasks_.count(j.root_task) == 0);
+  assert(j.root_task == kNoTask || tasks_.count(j.root_task) == 0 ||
+         tasks_.at(j.root_task).orphan);
   if (j.admitted) {
     admitted_.erase(std::find(admitted_.begin(), admitted_.end(), id));
     if (j.root_task != kNoTask) --admitted_roots_;

@@ -135,7 +135,8 @@ class ClusterState {
   JobInfo& AddJob(const JobSubmitted& e);
   void AdmitJob(JobId id, Timestamp now);
   // The job is over: it leaves the admitted list (and its root's slot
-  // reservation). REQUIRES: its root task was removed.
+  // reservation). REQUIRES: its root task was removed, or is being killed
+  // as an orphan.
   void FinishJob(JobId id);
   // Erases a job that never ran, or a finished one without tasks left.
   // Returns true if erased.

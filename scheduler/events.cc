@@ -24,11 +24,13 @@ const char* EventName(const Event& e) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, JobSubmitted>) return "JobSubmitted";
         if constexpr (std::is_same_v<T, JobFinished>) return "JobFinished";
+        if constexpr (std::is_same_v<T, RootFailed>) return "RootFailed";
         if constexpr (std::is_same_v<T, TaskSubmitted>) return "TaskSubmitted";
         if constexpr (std::is_same_v<T, TaskStarted>) return "TaskStarted";
         if constexpr (std::is_same_v<T, TaskStartFailed>) return "TaskStartFailed";
         if constexpr (std::is_same_v<T, TaskCompleted>) return "TaskCompleted";
         if constexpr (std::is_same_v<T, TaskFailed>) return "TaskFailed";
+        if constexpr (std::is_same_v<T, TaskWithdrawn>) return "TaskWithdrawn";
         if constexpr (std::is_same_v<T, TaskKilled>) return "TaskKilled";
         if constexpr (std::is_same_v<T, TaskAdopted>) return "TaskAdopted";
         if constexpr (std::is_same_v<T, ComputerUp>) return "ComputerUp";

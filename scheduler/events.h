@@ -71,8 +71,17 @@ struct JobSubmitted {
 };
 // A job is over: its root exited (done, failed or cancelled), or a queued job
 // was cancelled. Its remaining worker tasks are forgotten; running ones get
-// kKillTask decisions.
+// kKillTask decisions. With `root_exited` false (the job was killed, or its
+// root said it is done and is about to exit) a placed root gets a kKillTask
+// decision too and holds its slot until TaskKilled (or any end) for it.
 struct JobFinished {
+  JobId job = 0;
+  bool root_exited = true;
+};
+// A job's root task died while its computer lives: the job starts again from
+// the beginning (Quincy §2.2) without losing its admission place. Its worker
+// tasks are forgotten or killed; the root waits to be placed again.
+struct RootFailed {
   JobId job = 0;
 };
 // A root task made a worker task ready, with its locality data (DESIGN.md §5).
@@ -97,6 +106,12 @@ struct TaskCompleted {
 // A worker task exited with an error; the scheduler forgets it (its root
 // decides whether to resubmit).
 struct TaskFailed {
+  TaskId task = 0;
+};
+// Its root no longer wants a worker task (the loser of a duplicate race, a
+// consumer whose input was lost): a waiting one is forgotten, a placed one
+// gets a kKillTask decision and is forgotten when TaskKilled confirms it.
+struct TaskWithdrawn {
   TaskId task = 0;
 };
 // A worker confirmed that a task is dead after a kill. A task the scheduler
@@ -126,9 +141,9 @@ struct ComputerDown {
 // Time passed. The driver sends it at Scheduler::NextWakeup() (or more often).
 struct Timer {};
 
-using Event = std::variant<JobSubmitted, JobFinished, TaskSubmitted, TaskStarted, TaskStartFailed,
-                           TaskCompleted, TaskFailed, TaskKilled, TaskAdopted, ComputerUp,
-                           ComputerDown, Timer>;
+using Event = std::variant<JobSubmitted, JobFinished, RootFailed, TaskSubmitted, TaskStarted,
+                           TaskStartFailed, TaskCompleted, TaskFailed, TaskWithdrawn, TaskKilled,
+                           TaskAdopted, ComputerUp, ComputerDown, Timer>;
 
 // ---- Decisions: what the master (or simulator) should do. ----
 struct Decision {

@@ -1,10 +1,12 @@
 #include "scheduler/scheduler.h"
 
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <set>
 #include <type_traits>
 
+#include "scheduler/flow/solvers.h"
 #include "scheduler/policy_factory.h"
 
 namespace copse::scheduler {
@@ -74,6 +76,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(Topology topology, Schedule
     return InvalidArgument("max_running_jobs (K) must be >= 1, got " +
                            std::to_string(options.max_running_jobs));
   }
+  std::vector<std::string> solvers = flow::SolverNames();
+  if (std::find(solvers.begin(), solvers.end(), options.flow_solver) == solvers.end()) {
+    std::string known;
+    for (const std::string& n : solvers) known += (known.empty() ? "" : ", ") + n;
+    return InvalidArgument("solver = \"" + options.flow_solver + "\": expected one of " + known);
+  }
   PolicyContext ctx{&topology, options.seed, std::move(options.flow_solver), options.stats_clock};
   COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Policy> policy, MakePolicy(options.policy, ctx));
   return std::unique_ptr<Scheduler>(
@@ -87,6 +95,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::FromConfig(const ClusterConfig& co
   o.policy = config.scheduler;
   o.max_running_jobs = config.max_running_jobs;
   o.seed = seed;
+  o.flow_solver = config.scheduler.solver;
   auto s = Create(std::move(topology), std::move(o));
   if (!s.ok()) return s.status().WithContext(config.source.string() + ": [scheduler]");
   return s;
@@ -107,6 +116,8 @@ Status Scheduler::Dispatch(const Event& event) {
         using T = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<T, JobSubmitted>) return OnJobSubmitted(e);
         if constexpr (std::is_same_v<T, JobFinished>) return OnJobFinished(e);
+        if constexpr (std::is_same_v<T, RootFailed>) return OnRootFailed(e);
+        if constexpr (std::is_same_v<T, TaskWithdrawn>) return OnTaskWithdrawn(e);
         if constexpr (std::is_same_v<T, TaskSubmitted>) return OnTaskSubmitted(e);
         if constexpr (std::is_same_v<T, TaskStarted>) return OnTaskStarted(e);
         if constexpr (std::is_same_v<T, TaskStartFailed>) return OnTaskStartFailed(e);
@@ -126,8 +137,12 @@ Status Scheduler::Dispatch(const Event& event) {
 }
 
 void Scheduler::Notify(Change::Kind kind, JobId job, const TaskInfo* task, ComputerId c) {
-  Change ch{kind, job, task, c, Change::Reason::kNone};
-  policy_->Observe(state_, ch, now_);
+  Tell(Change{kind, job, task, c, Change::Reason::kNone});
+}
+
+void Scheduler::Tell(const Change& change) {
+  policy_->Observe(state_, change, now_);
+  if (observer_ != nullptr) observer_->OnChange(state_, change, now_);
 }
 
 Status Scheduler::OnJobSubmitted(const JobSubmitted& e) {
@@ -190,12 +205,46 @@ Status Scheduler::OnJobFinished(const JobFinished& e) {
     state_.EraseJobIfDone(e.job);
     return Status::Ok();
   }
-  if (j->root_task != kNoTask) RemoveTask(j->root_task, Change::Reason::kJobGone);
+  if (const TaskInfo* root = state_.FindTask(j->root_task); root != nullptr) {
+    if (!e.root_exited && root->state != TaskState::kWaiting) {
+      KillOrphan(root->id);  // it holds its slot until it is gone
+    } else {
+      RemoveTask(root->id, Change::Reason::kJobGone);
+    }
+  }
   DropJobTasks(e.job);
   state_.FinishJob(e.job);
   Notify(Change::Kind::kJobRemoved, e.job, nullptr, kNoComputer);
   state_.EraseJobIfDone(e.job);
   AdmitReady();
+  return Status::Ok();
+}
+
+Status Scheduler::OnRootFailed(const RootFailed& e) {
+  const JobInfo* j = state_.FindJob(e.job);
+  const TaskInfo* root = j != nullptr ? state_.FindTask(j->root_task) : nullptr;
+  if (j == nullptr || !j->admitted || root == nullptr) {
+    return NotFound("RootFailed: job " + std::to_string(e.job) + " has no root task here");
+  }
+  if (!root->placed()) {
+    return FailedPrecondition("RootFailed: the root of job " + std::to_string(e.job) + " is " +
+                              TaskStateName(root->state));
+  }
+  DropJobTasks(e.job);  // the job starts again from the beginning (Quincy §2.2)
+  Requeue(root->id);
+  return Status::Ok();
+}
+
+Status Scheduler::OnTaskWithdrawn(const TaskWithdrawn& e) {
+  COPSE_ASSIGN_OR_RETURN(const TaskInfo* t, LookupTask(e.task, "TaskWithdrawn"));
+  if (t->root) {
+    return InvalidArgument("TaskWithdrawn: task " + std::to_string(e.task) + " is a root");
+  }
+  if (t->state == TaskState::kWaiting) {
+    RemoveTask(e.task, Change::Reason::kKilled);
+  } else {
+    KillOrphan(e.task);  // forgotten once the worker confirms it dead
+  }
   return Status::Ok();
 }
 
@@ -222,8 +271,7 @@ void Scheduler::KillOrphan(TaskId id) {
 
 void Scheduler::RemoveTask(TaskId id, Change::Reason reason) {
   TaskInfo last = state_.RemoveTask(id, now_);
-  Change ch{Change::Kind::kTaskRemoved, last.job, &last, last.computer, reason};
-  policy_->Observe(state_, ch, now_);
+  Tell(Change{Change::Kind::kTaskRemoved, last.job, &last, last.computer, reason});
   const JobInfo* j = state_.FindJob(last.job);
   if (j != nullptr && j->finished) state_.EraseJobIfDone(last.job);
 }
@@ -292,6 +340,10 @@ Status Scheduler::OnTaskStartFailed(const TaskStartFailed& e) {
 Status Scheduler::OnTaskEnded(TaskId id, Change::Reason reason) {
   const char* ev = reason == Change::Reason::kCompleted ? "TaskCompleted" : "TaskFailed";
   COPSE_ASSIGN_OR_RETURN(const TaskInfo* t, LookupTask(id, ev));
+  if (t->root && t->orphan) {  // the root of a finished job ended by itself
+    RemoveTask(id, Change::Reason::kJobGone);
+    return Status::Ok();
+  }
   if (t->root) {
     return InvalidArgument(std::string(ev) + ": task " + std::to_string(id) +
                            " is a root; send JobFinished");

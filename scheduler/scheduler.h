@@ -47,6 +47,15 @@ struct SchedulerOptions {
   const Clock* stats_clock = nullptr;
 };
 
+// Hears every change of the cluster state, after the policy has (the master
+// tells roots what became of their tasks from it).
+class ChangeObserver {
+ public:
+  virtual ~ChangeObserver() = default;
+  // `change.task` is valid during the call only.
+  virtual void OnChange(const ClusterState& state, const Change& change, Timestamp now) = 0;
+};
+
 class Scheduler {
  public:
   // Validates the options (policy name, every parameter) and the topology.
@@ -66,6 +75,8 @@ class Scheduler {
   Result<std::vector<Decision>> HandleAndSchedule(const Event& event, Timestamp now);
   // When the driver should send a Timer event next, if ever.
   std::optional<Timestamp> NextWakeup() const;
+  // REQUIRES: outlives the scheduler, or is reset to null first.
+  void set_observer(ChangeObserver* observer) { observer_ = observer; }
 
   const ClusterState& state() const { return state_; }
   Policy& policy() { return *policy_; }
@@ -80,6 +91,8 @@ class Scheduler {
   Status Dispatch(const Event& e);
   Status OnJobSubmitted(const JobSubmitted& e);
   Status OnJobFinished(const JobFinished& e);
+  Status OnRootFailed(const RootFailed& e);
+  Status OnTaskWithdrawn(const TaskWithdrawn& e);
   Status OnTaskSubmitted(const TaskSubmitted& e);
   Status OnTaskStarted(const TaskStarted& e);
   Status OnTaskStartFailed(const TaskStartFailed& e);
@@ -97,10 +110,12 @@ class Scheduler {
   void Requeue(TaskId id);
   void KillOrphan(TaskId id);
   void Notify(Change::Kind kind, JobId job, const TaskInfo* task, ComputerId c);
+  void Tell(const Change& change);  // the policy, then the observer
   Status ApplyDecisions(const std::vector<Decision>& ds, size_t first);
 
   ClusterState state_;
   std::unique_ptr<Policy> policy_;
+  ChangeObserver* observer_ = nullptr;
   int max_running_jobs_;
   // Admission queue: (submission time, job id).
   std::set<std::pair<Timestamp, JobId>> queue_;

@@ -222,6 +222,122 @@ TEST(SchedulerTest, BadPolicyConfigsNameTheKey) {
   EXPECT_FALSE(Scheduler::Create(t, o).ok());
 }
 
+// Records what the observer hears, as "kind task reason".
+class Recorder final : public ChangeObserver {
+ public:
+  void OnChange(const ClusterState&, const Change& c, Timestamp) override {
+    if (c.task == nullptr) return;
+    std::string kind;
+    switch (c.kind) {
+      case Change::Kind::kTaskWaiting:
+        kind = "waiting";
+        break;
+      case Change::Kind::kTaskPlaced:
+        kind = "placed";
+        break;
+      case Change::Kind::kTaskRunning:
+        kind = "running";
+        break;
+      case Change::Kind::kTaskKillRequested:
+        kind = "kill";
+        break;
+      case Change::Kind::kTaskRemoved:
+        kind = "removed";
+        break;
+      default:
+        return;
+    }
+    std::string reason = c.kind == Change::Kind::kTaskRemoved
+                             ? " " + std::to_string(static_cast<int>(c.reason))
+                             : "";
+    seen.push_back(kind + " " + std::to_string(c.task->id) + reason);
+  }
+  std::vector<std::string> seen;
+};
+
+TEST(SchedulerTest, RootFailureRestartsTheJobKeepingItsAdmission) {
+  auto s = Make("G", Topology::Uniform(1, 3), /*k=*/1);
+  ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(Job(2, 1, /*root=*/true), Sec(0)).ok());
+  auto d = s->Schedule(Sec(0));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(Of(*d, Decision::Kind::kStartTask).size(), 1u);  // job 1's root; job 2 waits (K)
+  ASSERT_TRUE(s->Handle(TaskStarted{1001}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{1, 1, {}}, Sec(1)).ok());
+  d = s->Schedule(Sec(1));
+  ASSERT_TRUE(s->Handle(TaskStarted{1}, Sec(1)).ok());
+  EXPECT_EQ(s->Handle(RootFailed{2}, Sec(2)).code(), StatusCode::kNotFound);  // not admitted
+  ASSERT_TRUE(s->Handle(RootFailed{1}, Sec(2)).ok());
+  d = s->Schedule(Sec(2));
+  ASSERT_TRUE(d.ok());
+  // Its running worker is killed; job 2 still waits (job 1 keeps its place).
+  ASSERT_EQ(Of(*d, Decision::Kind::kKillTask).size(), 1u);
+  EXPECT_EQ(Of(*d, Decision::Kind::kKillTask)[0].task, 1);
+  EXPECT_EQ(s->QueuedJobs(), std::vector<JobId>{2});
+  ASSERT_TRUE(s->Handle(TaskKilled{1}, Sec(3)).ok());
+  EXPECT_EQ(s->state().FindTask(1), nullptr);  // forgotten, not waiting again
+  // The root is placed again.
+  d = s->Schedule(Sec(3));
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(s->state().task(1001).placed());
+}
+
+TEST(SchedulerTest, WithdrawnTasksAreForgottenOrKilled) {
+  auto s = Make("G", Topology::Uniform(1, 1));
+  Recorder rec;
+  s->set_observer(&rec);
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{1, 1, {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{2, 1, {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Schedule(Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskStarted{1}, Sec(0)).ok());
+  rec.seen.clear();
+  // Task 2 waits: forgotten at once.
+  ASSERT_TRUE(s->Handle(TaskWithdrawn{2}, Sec(1)).ok());
+  EXPECT_EQ(rec.seen, std::vector<std::string>{"removed 2 3"});  // Reason::kKilled
+  // Task 1 runs: killed, forgotten when the kill is confirmed.
+  ASSERT_TRUE(s->Handle(TaskWithdrawn{1}, Sec(1)).ok());
+  auto d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(Of(*d, Decision::Kind::kKillTask).size(), 1u);
+  ASSERT_TRUE(s->Handle(TaskKilled{1}, Sec(2)).ok());
+  EXPECT_EQ(s->state().FindTask(1), nullptr);
+  EXPECT_EQ(s->state().free_slots_total(), 1);
+  EXPECT_EQ(s->Handle(TaskWithdrawn{1}, Sec(2)).code(), StatusCode::kNotFound);
+}
+
+TEST(SchedulerTest, AKilledJobsRootIsKilledAndHoldsItsSlotUntilGone) {
+  auto s = Make("G", Topology::Uniform(1, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+  ASSERT_TRUE(s->Schedule(Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskStarted{1001}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskSubmitted{1, 1, {}}, Sec(0)).ok());
+  ASSERT_TRUE(s->Schedule(Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskStarted{1}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(JobFinished{1, /*root_exited=*/false}, Sec(1)).ok());
+  auto d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok());
+  auto kills = Of(*d, Decision::Kind::kKillTask);
+  ASSERT_EQ(kills.size(), 2u);
+  EXPECT_TRUE(kills[0].root || kills[1].root);
+  EXPECT_EQ(s->state().free_slots_total(), 0);
+  // The root exits by itself before the kill lands: forgotten all the same.
+  ASSERT_TRUE(s->Handle(TaskCompleted{1001}, Sec(2)).ok());
+  ASSERT_TRUE(s->Handle(TaskKilled{1}, Sec(2)).ok());
+  EXPECT_EQ(s->state().free_slots_total(), 2);
+  EXPECT_EQ(s->state().FindJob(1), nullptr);
+}
+
+TEST(SchedulerTest, UnknownSolverIsRefused) {
+  SchedulerOptions o;
+  o.policy.policy = "QFP";
+  o.flow_solver = "telepathy";
+  auto s = Scheduler::Create(Topology::Uniform(1, 1), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("solver = \"telepathy\": expected one of"),
+            std::string::npos);
+}
+
 // Every policy, by name, runs a mixed workload with roots and locality to
 // completion, with every task completing exactly once and no slot
 // over-committed.

@@ -10,9 +10,22 @@
 #include "common/log.h"
 #include "common/net/auth.h"
 #include "dfs/chunk_memory.h"
+#include "worker/task_manager.h"
+#include "worker/task_service.h"
 #include "worker/worker_agent.h"
 #include "worker/worker_dfs.h"
 #include "worker/worker_service.h"
+
+namespace {
+
+// The directory holding this executable.
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"copse-worker: the Copse daemon on one computer"};
@@ -54,7 +67,30 @@ int main(int argc, char** argv) {
                                      exit_code = 1;
                                      io.stop();
                                    });
-  copse::worker::WorkerService service(io, config, *computer, env->secret, agent, clock);
+  // Tasks: the manager runs them, the task service carries its news to the
+  // master and the master's requests to it.
+  copse::worker::TaskService task_service(agent);
+  copse::worker::TaskManagerOptions to;
+  to.computer = computer->name;
+  to.config_path = std::filesystem::absolute(config.source);
+  to.data_dir = computer->data_dir;
+  to.bin_dir = SelfDir();
+  to.apps_dir = config.apps_dir.empty() ? to.bin_dir.parent_path() / "apps" : config.apps_dir;
+  to.secret = env->secret;
+  to.limits.timeout = config.worker.vertex_timeout;
+  to.limits.memory_bytes = config.worker.memory_bytes;
+  to.limits.log_bytes = config.worker.log_bytes;
+  to.limits.workdir_bytes = config.worker.workdir_bytes;
+  to.limits.kill_grace = config.worker.kill_grace;
+  to.limits.retention = config.worker.task_retention;
+  copse::worker::TaskManager tasks(io, to, clock, task_service);
+  tasks.Sweep();
+  task_service.set_manager(&tasks);
+  agent.AddPart(copse::net::Protocol::kScheduling, &task_service);
+  agent.set_busy_slots([&tasks] { return tasks.busy(); });
+  spdlog::info("vertex programs from {}", to.apps_dir.string());
+
+  copse::worker::WorkerService service(io, config, *computer, env->secret, agent, tasks, clock);
   s = service.Start();
   if (!s.ok()) {
     spdlog::critical("{}", s.ToString());
@@ -68,6 +104,7 @@ int main(int argc, char** argv) {
   }
   agent.Start();
   copse::RunUntilSignalled(io, [&] {
+    tasks.KillAll();
     agent.Stop();
     service.Stop();
     dfs.Stop();

@@ -6,6 +6,7 @@
 
 #include "common/net/message.h"
 #include "proto/cluster.capnp.h"
+#include "proto/scheduling.capnp.h"
 
 namespace copse::worker {
 
@@ -50,6 +51,8 @@ void WorkerAgent::SendRegister(net::Connection& conn) {
   r.setDataPort(computer_.data_port);
   r.setIncarnation(incarnation_);
   r.setPid(static_cast<uint32_t>(::getpid()));
+  r.setProtocolVersion(proto::SCHEDULING_PROTOCOL_VERSION);
+  for (auto& [protocol, part] : parts_) part->FillRegistration(r);
   conn.Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
 }
 
@@ -59,7 +62,7 @@ void WorkerAgent::SendHeartbeat() {
   capnp::MallocMessageBuilder msg;
   auto hb = msg.initRoot<proto::ClusterMessage>().initHeartbeat();
   hb.setIncarnation(incarnation_);
-  hb.setBusySlots(static_cast<uint32_t>(busy_slots_));
+  hb.setBusySlots(static_cast<uint32_t>(busy_slots_ ? busy_slots_() : 0));
   conn->Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
 }
 
@@ -77,20 +80,22 @@ void WorkerAgent::OnFrame(net::Connection& conn, net::Frame frame) {
   if (!s.ok()) conn.Close(s);
 }
 
-bool WorkerAgent::SendDfs(std::vector<uint8_t> payload) {
+bool WorkerAgent::Send(net::Protocol protocol, std::vector<uint8_t> payload) {
   net::Connection* conn = client_.connection();
   if (!conn || !registered_) return false;
-  conn->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, std::move(payload));
+  conn->Send(protocol, net::PayloadKind::kMessage, std::move(payload));
   return true;
 }
 
 Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
-  if (frame.protocol == net::Protocol::kDfs) {
-    if (!dfs_hooks_.on_dfs) return InvalidArgument("this worker serves no DFS");
-    return dfs_hooks_.on_dfs(frame);
+  if (frame.protocol != net::Protocol::kCluster) {
+    auto it = parts_.find(frame.protocol);
+    if (it == parts_.end()) {
+      return InvalidArgument(fmt::format("this worker does not serve the {} protocol",
+                                         net::ProtocolName(frame.protocol)));
+    }
+    return it->second->OnMasterFrame(frame);
   }
-  if (frame.protocol != net::Protocol::kCluster)
-    return InvalidArgument("unexpected protocol from the master");
   return net::CatchDecodeErrors([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::ClusterMessage>();
@@ -112,7 +117,7 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
         if (first) spdlog::info("registered {} with the master", computer_.name);
         heartbeat_timer_.cancel();
         ArmHeartbeat();
-        if (dfs_hooks_.on_registered) dfs_hooks_.on_registered();
+        for (auto& [protocol, part] : parts_) part->OnRegistered();
         return Status::Ok();
       }
       case proto::ClusterMessage::HEARTBEAT_REPLY:

@@ -3,18 +3,26 @@
 // gets its workers back by itself), registers this computer, sends heartbeats
 // at the interval the master asks for, and registers again when the master
 // says it no longer counts this worker as live. A refusal (unknown computer,
-// another live worker on it) is fatal: the agent reports it and stops.
+// another live worker on it, another protocol version) is fatal: the agent
+// reports it and stops.
+//
+// The worker's parts that talk to the master over this connection (the DFS,
+// the task manager) are Parts, each for one protocol: they add what they
+// report to the registration, hear of every accepted registration, get the
+// master's frames of their protocol and Send their own.
 // Thread-safety: everything runs on the io_context's thread.
 #pragma once
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
 #include "common/net/client.h"
+#include "proto/cluster.capnp.h"
 
 namespace copse::worker {
 
@@ -27,22 +35,26 @@ class WorkerAgent final : public net::ConnectionHandler {
               std::string secret, uint64_t incarnation, FatalCallback on_fatal);
   ~WorkerAgent() override;
 
+  class Part {
+   public:
+    virtual ~Part() = default;
+    // Adds what it reports when the worker registers.
+    virtual void FillRegistration(proto::RegisterRequest::Builder r) { (void)r; }
+    // After every accepted registration.
+    virtual void OnRegistered() {}
+    // A frame of its protocol from the master; an error closes the connection.
+    virtual Status OnMasterFrame(const net::Frame& frame) = 0;
+  };
+
   void Start();
   void Stop();
   bool registered() const { return registered_; }
   // Slots in use, reported in heartbeats.
-  void set_busy_slots(int n) { busy_slots_ = n; }
-
-  // The DFS's use of the master connection: `on_registered` runs after every
-  // accepted registration (the worker then reports its blocks), `on_dfs` gets
-  // each DFS frame from the master (an error closes the connection).
-  struct DfsHooks {
-    std::function<void()> on_registered;
-    std::function<Status(const net::Frame&)> on_dfs;
-  };
-  void set_dfs_hooks(DfsHooks hooks) { dfs_hooks_ = std::move(hooks); }
-  // Sends a DFS frame to the master; false when not registered right now.
-  bool SendDfs(std::vector<uint8_t> payload);
+  void set_busy_slots(std::function<int()> busy) { busy_slots_ = std::move(busy); }
+  // Frames of `protocol` from the master go to `part`. REQUIRES: it outlives this.
+  void AddPart(net::Protocol protocol, Part* part) { parts_[protocol] = part; }
+  // Sends a frame to the master; false when not registered right now.
+  bool Send(net::Protocol protocol, std::vector<uint8_t> payload);
 
   void OnOpen(net::Connection& conn) override;
   void OnFrame(net::Connection& conn, net::Frame frame) override;
@@ -63,8 +75,8 @@ class WorkerAgent final : public net::ConnectionHandler {
   asio::steady_timer heartbeat_timer_;
   std::chrono::milliseconds heartbeat_interval_;
   bool registered_ = false;
-  int busy_slots_ = 0;
-  DfsHooks dfs_hooks_;
+  std::function<int()> busy_slots_;
+  std::map<net::Protocol, Part*> parts_;
 };
 
 }  // namespace copse::worker

@@ -29,14 +29,14 @@ Status WorkerDfs::Start() {
     auto b = msg.initRoot<proto::DfsMessage>().initBlockReceived().initBlock();
     b.setBlockId(id);
     b.setSize(size);
-    agent_.SendDfs(dfs::EncodeDfs(msg));
+    agent_.Send(net::Protocol::kDfs, dfs::EncodeDfs(msg));
   };
   cb.bad_replica = [this](dfs::BlockId id, const Status& why) {
     capnp::MallocMessageBuilder msg;
     auto b = msg.initRoot<proto::DfsMessage>().initBadReplica();
     b.setBlockId(id);
     b.setReason(why.message());
-    agent_.SendDfs(dfs::EncodeDfs(msg));
+    agent_.Send(net::Protocol::kDfs, dfs::EncodeDfs(msg));
   };
   server_ = std::make_unique<dfs::BlockServer>(io_, *store_, secret_,
                                                dfs::BlockServerOptions{computer_.name}, cb);
@@ -54,8 +54,7 @@ Status WorkerDfs::Start() {
     spdlog::warn("no local reads on {}: {}", computer_.name, ls.ToString());
     local_.reset();
   }
-  agent_.set_dfs_hooks(
-      {[this] { ReportBlocks(); }, [this](const net::Frame& f) { return HandleMaster(f); }});
+  agent_.AddPart(net::Protocol::kDfs, this);
   return Status::Ok();
 }
 
@@ -77,10 +76,10 @@ void WorkerDfs::ReportBlocks() {
     list[i].setBlockId((*blocks)[i].id);
     list[i].setSize((*blocks)[i].size);
   }
-  agent_.SendDfs(dfs::EncodeDfs(msg));
+  agent_.Send(net::Protocol::kDfs, dfs::EncodeDfs(msg));
 }
 
-Status WorkerDfs::HandleMaster(const net::Frame& frame) {
+Status WorkerDfs::OnMasterFrame(const net::Frame& frame) {
   return net::CatchDecodeErrors([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::DfsMessage>();
@@ -109,7 +108,7 @@ Status WorkerDfs::HandleMaster(const net::Frame& frame) {
           d.setBlockId(id);
           d.setOk(s.ok());
           d.setMessage(s.message());
-          agent_.SendDfs(dfs::EncodeDfs(msg));
+          agent_.Send(net::Protocol::kDfs, dfs::EncodeDfs(msg));
         });
         return Status::Ok();
       }

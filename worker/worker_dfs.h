@@ -21,7 +21,7 @@
 
 namespace copse::worker {
 
-class WorkerDfs {
+class WorkerDfs final : public WorkerAgent::Part {
  public:
   // REQUIRES: io, config, computer and agent outlive this.
   WorkerDfs(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
@@ -34,9 +34,13 @@ class WorkerDfs {
   Status Start();
   void Stop();
 
+  // WorkerAgent::Part: after each registration it reports its blocks; it
+  // carries out the master's deletions and copies.
+  void OnRegistered() override { ReportBlocks(); }
+  Status OnMasterFrame(const net::Frame& frame) override;
+
  private:
   void ReportBlocks();
-  Status HandleMaster(const net::Frame& frame);
 
   asio::io_context& io_;
   const ClusterConfig& config_;

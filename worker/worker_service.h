@@ -1,6 +1,6 @@
-// WorkerService: the worker's control port. Authenticated peers (the master,
-// tools, later the root tasks and vertices on this computer) ask it for the
-// worker's state; later parts add task launch and kill here.
+// WorkerService: the worker's control port. Authenticated peers (tools) ask
+// it for the worker's state (cluster protocol) and for the logs of the runs
+// it keeps (job protocol: `copse job logs`).
 // Thread-safety: everything runs on the io_context's thread.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/net/server.h"
+#include "worker/task_manager.h"
 #include "worker/worker_agent.h"
 
 namespace copse::worker {
@@ -18,7 +19,8 @@ class WorkerService final : public net::ConnectionHandler {
  public:
   // REQUIRES: every argument outlives the service.
   WorkerService(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
-                std::string secret, const WorkerAgent& agent, const Clock& clock);
+                std::string secret, const WorkerAgent& agent, const TaskManager& tasks,
+                const Clock& clock);
 
   Status Start();
   void Stop() { server_.Stop(); }
@@ -28,10 +30,12 @@ class WorkerService final : public net::ConnectionHandler {
 
  private:
   Status HandleCluster(net::Connection& conn, const net::Frame& frame);
+  Status HandleJob(net::Connection& conn, const net::Frame& frame);
 
   const ClusterConfig& config_;
   const ComputerConfig& computer_;
   const WorkerAgent& agent_;
+  const TaskManager& tasks_;
   const Clock& clock_;
   Timestamp started_;
   net::Server server_;

@@ -1,0 +1,96 @@
+// The engine's task vocabulary, shared by the master, the workers and the
+// root tasks (proto/scheduling.capnp carries it): launching and killing a
+// task, how a run ended, what a worker runs, what a root is told about its
+// tasks, and the preferred computers and racks a root submits a vertex with.
+// Plain values, with their conversions to and from the wire in tasks.cc.
+// Thread-safety: plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace copse {
+
+// master -> worker: run this task.
+struct LaunchRequest {
+  uint64_t task = 0;
+  uint32_t attempt = 0;  // starts of this task so far, this one included
+  uint64_t job = 0;
+  uint32_t incarnation = 0;
+  bool root = false;     // the job's root task (copse-rootjob)
+  std::string program;   // vertices: a name in the apps directory
+  std::string descriptor;  // JSON object for the program
+  Duration timeout{0};   // 0: the worker's own limit
+  std::string label;     // "count[3] v2"
+};
+
+enum class ExitKind { kCompleted, kFailed, kKilled, kStartFailed };
+const char* ExitKindName(ExitKind k);
+
+// worker -> master: how a run ended.
+struct TaskExitReport {
+  uint64_t task = 0;
+  uint32_t attempt = 0;
+  uint64_t job = 0;
+  bool root = false;
+  ExitKind kind = ExitKind::kFailed;
+  int exit_code = -1;
+  int signal = 0;
+  std::string reason;    // "exit code 3", "timed out after 30.0 s", ...
+  std::string log_tail;
+  std::string result;    // the vertex's result document (JSON), or empty
+  Duration run{0};
+  int64_t launch_us = -1;  // launch received -> the program's first line; -1 unknown
+};
+
+// worker -> master at registration: a task it runs.
+struct RunningTaskReport {
+  uint64_t task = 0;
+  uint32_t attempt = 0;
+  uint64_t job = 0;
+  uint32_t incarnation = 0;
+  bool root = false;
+  Duration running{0};
+  std::string label;
+};
+
+// A vertex's input locality by computer and rack name (DESIGN.md §5).
+struct NamedLocality {
+  struct Place {
+    std::string name;
+    int64_t rack_bytes = 0;
+    int64_t core_bytes = 0;
+  };
+  int64_t worst_rack_bytes = 0;
+  int64_t worst_core_bytes = 0;
+  std::vector<Place> computers;
+  std::vector<Place> racks;
+};
+
+// root -> master: a vertex to run.
+struct VertexTaskRequest {
+  std::string program;
+  std::string descriptor;
+  std::string label;
+  NamedLocality locality;
+};
+
+enum class TaskEventKind { kStarted, kCompleted, kFailed, kPreempted, kLost, kWithdrawn };
+const char* TaskEventKindName(TaskEventKind k);
+
+// master -> root: what happened to one of its tasks.
+struct TaskEvent {
+  uint64_t task = 0;
+  TaskEventKind kind = TaskEventKind::kStarted;
+  uint32_t attempt = 0;
+  std::string computer;
+  std::string reason;
+  std::string log_tail;
+  std::string result;
+  int exit_code = -1;
+};
+
+}  // namespace copse

@@ -1,0 +1,130 @@
+#include "master/cluster_service.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "common/net/message.h"
+#include "common/task_messages.h"
+#include "proto/cluster.capnp.h"
+
+namespace copse::master {
+namespace {
+
+using proto::ClusterMessage;
+
+void Send(net::Connection& conn, capnp::MallocMessageBuilder& msg) {
+  conn.Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
+}
+
+WorkerRegistration ReadRegistration(proto::RegisterRequest::Reader r, const std::string& remote) {
+  WorkerRegistration reg;
+  reg.computer = r.getComputer();
+  reg.rack = r.getRack();
+  reg.slots = static_cast<int>(r.getSlots());
+  reg.host = r.getHost();
+  reg.control_port = r.getControlPort();
+  reg.data_port = r.getDataPort();
+  reg.incarnation = r.getIncarnation();
+  reg.pid = r.getPid();
+  reg.remote = remote;
+  reg.protocol_version = r.getProtocolVersion();
+  return reg;
+}
+
+}  // namespace
+
+ClusterService::ClusterService(asio::io_context& io, const ClusterConfig& config,
+                               ClusterManager& cluster, const Clock& clock)
+    : config_(config), cluster_(cluster), clock_(clock), started_(clock.Now()), timer_(io) {}
+
+void ClusterService::Start() { ArmTimer(); }
+
+void ClusterService::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void ClusterService::ArmTimer() {
+  if (stopped_) return;
+  timer_.expires_after(std::chrono::microseconds(config_.heartbeat_interval.count() / 2));
+  timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    CheckTimeouts();
+    ArmTimer();
+  });
+}
+
+void ClusterService::CheckTimeouts() { (void)cluster_.CheckTimeouts(clock_.Now()); }
+
+void ClusterService::OnClose(net::Connection& conn) { cluster_.SessionClosed(conn.id()); }
+
+Status ClusterService::OnFrame(net::Connection& conn, const net::Frame& frame) {
+  return net::CatchDecodeErrors([&]() -> Status {
+    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
+    auto root = reader->getRoot<ClusterMessage>();
+    switch (root.which()) {
+      case ClusterMessage::REGISTER:
+        return OnRegister(conn, root.getRegister());
+      case ClusterMessage::HEARTBEAT:
+        return OnHeartbeat(conn, root.getHeartbeat());
+      case ClusterMessage::STATUS_REQUEST:
+        return OnStatusRequest(conn);
+      default:
+        return InvalidArgument("unexpected cluster message for the master");
+    }
+  });
+}
+
+Status ClusterService::OnRegister(net::Connection& conn, proto::RegisterRequest::Reader r) {
+  WorkerRegistration reg = ReadRegistration(r, conn.remote());
+  ClusterManager::Decision d = cluster_.Register(conn.id(), reg, clock_.Now());
+  capnp::MallocMessageBuilder reply;
+  auto rr = reply.initRoot<ClusterMessage>().initRegisterReply();
+  rr.setAccepted(d.accepted);
+  rr.setReason(d.reason);
+  rr.setHeartbeatIntervalMs(static_cast<uint32_t>(config_.heartbeat_interval.count() / 1000));
+  Send(conn, reply);
+  if (!d.accepted) {
+    spdlog::warn("refused worker from {}: {}", conn.remote(), d.reason);
+    return Status::Ok();
+  }
+  WorkerTasks tasks;
+  for (auto t : r.getRunningTasks()) tasks.running.push_back(ReadRunning(t));
+  for (auto e : r.getEndedTasks()) tasks.ended.push_back(ReadExit(e));
+  for (WorkerListener* l : listeners_) l->OnWorkerRegistered(reg.computer, conn, tasks);
+  return Status::Ok();
+}
+
+Status ClusterService::OnHeartbeat(net::Connection& conn, proto::Heartbeat::Reader hb) {
+  bool known = cluster_.Heartbeat(conn.id(), static_cast<int>(hb.getBusySlots()), clock_.Now());
+  capnp::MallocMessageBuilder reply;
+  reply.initRoot<ClusterMessage>().initHeartbeatReply().setReregister(!known);
+  Send(conn, reply);
+  return Status::Ok();
+}
+
+Status ClusterService::OnStatusRequest(net::Connection& conn) {
+  Timestamp now = clock_.Now();
+  capnp::MallocMessageBuilder reply;
+  auto st = reply.initRoot<ClusterMessage>().initStatus();
+  st.setClusterName(config_.name);
+  st.setMasterPid(static_cast<uint32_t>(::getpid()));
+  st.setUptimeMs((now - started_).count() / 1000);
+  std::vector<ComputerView> views = cluster_.Snapshot(now);
+  auto list = st.initComputers(static_cast<unsigned>(views.size()));
+  for (unsigned i = 0; i < views.size(); ++i) {
+    const ComputerView& v = views[i];
+    list[i].setName(v.name);
+    list[i].setRack(v.rack);
+    list[i].setSlots(static_cast<uint32_t>(v.slots));
+    list[i].setState(ComputerStateName(v.state));
+    list[i].setHost(v.host);
+    list[i].setLastHeartbeatAgoMs(v.last_heartbeat_ago_ms);
+    list[i].setPid(v.pid);
+    list[i].setBusySlots(static_cast<uint32_t>(v.busy_slots));
+  }
+  Send(conn, reply);
+  return Status::Ok();
+}
+
+}  // namespace copse::master
