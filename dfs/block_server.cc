@@ -147,9 +147,10 @@ Status BlockServer::HandleMessage(net::Connection& conn, Transfer& t, const net:
       case proto::DfsMessage::WRITE_BLOCK: {
         if (t.kind != Transfer::Kind::kIdle)
           return InvalidArgument("WriteBlock while another transfer runs on this connection");
+        auto wb = root.getWriteBlock();
         std::vector<Endpoint> pipeline;
-        for (auto e : root.getWriteBlock().getPipeline()) pipeline.push_back(ReadEndpoint(e));
-        StartWrite(conn, t, root.getWriteBlock().getBlockId(), std::move(pipeline));
+        for (auto e : wb.getPipeline()) pipeline.push_back(ReadEndpoint(e));
+        StartWrite(conn, t, wb.getBlockId(), std::move(pipeline), wb.getNoSync());
         return Status::Ok();
       }
       case proto::DfsMessage::WRITE_END:
@@ -217,8 +218,8 @@ void BlockServer::PumpRead(net::Connection& conn, Transfer& t) {
 // ---- writes ---------------------------------------------------------------------
 
 void BlockServer::StartWrite(net::Connection& conn, Transfer& t, BlockId block,
-                             std::vector<Endpoint> pipeline) {
-  Status s = store_.BeginBlock(block);
+                             std::vector<Endpoint> pipeline, bool no_sync) {
+  Status s = store_.BeginBlock(block, no_sync ? BlockSync::kNoSync : BlockSync::kStore);
   if (!s.ok()) {
     SendError(conn, s);
     conn.CloseAfterFlush(Status::Ok());
@@ -248,6 +249,7 @@ void BlockServer::StartWrite(net::Connection& conn, Transfer& t, BlockId block,
   capnp::MallocMessageBuilder msg;
   auto w = msg.initRoot<proto::DfsMessage>().initWriteBlock();
   w.setBlockId(block);
+  w.setNoSync(no_sync);
   auto list = w.initPipeline(static_cast<unsigned>(pipeline.size()));
   for (unsigned i = 0; i < pipeline.size(); ++i) SetEndpoint(list[i], pipeline[i]);
   t.down->Send(net::PayloadKind::kMessage, EncodeDfs(msg));

@@ -9,8 +9,9 @@
 //   - write a block: chunks arrive in order, are checked, stored and
 //     forwarded to the next replica of the pipeline; a chunk is acknowledged
 //     once it is stored here and downstream, which bounds what a writer can
-//     have in flight. At the end the block is synced and committed and the
-//     writer gets the computers that hold it. A downstream
+//     have in flight. At the end the block is committed (synced as the
+//     store's mode says, or not at all when the writer asked for noSync:
+//     scratch data) and the writer gets the computers that hold it. A downstream
 //     replica that fails drops out of the pipeline; the write completes on
 //     the rest and the acknowledgement says who dropped out and why.
 // Replicate() copies a block from another worker (a master's command).
@@ -123,8 +124,8 @@ class BlockServer final : public net::ConnectionHandler {
   Status HandleMessage(net::Connection& conn, Transfer& t, const net::Frame& frame);
   void StartRead(net::Connection& conn, Transfer& t, BlockId block, uint32_t first);
   void PumpRead(net::Connection& conn, Transfer& t);
-  void StartWrite(net::Connection& conn, Transfer& t, BlockId block,
-                  std::vector<Endpoint> pipeline);
+  void StartWrite(net::Connection& conn, Transfer& t, BlockId block, std::vector<Endpoint> pipeline,
+                  bool no_sync);
   void HandleChunk(net::Connection& conn, Transfer& t, net::Frame frame);
   void EndWrite(net::Connection& conn, Transfer& t, uint64_t size, uint32_t chunks);
   void OnDownFrame(uint64_t conn_id, uint64_t serial, net::Frame frame);

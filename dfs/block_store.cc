@@ -18,6 +18,7 @@ namespace {
 constexpr uint8_t kMetaVersion = 1;
 constexpr uint8_t kStateWriting = 1;
 constexpr uint8_t kStateCommitted = 2;
+constexpr uint8_t kStateCommittedNoSync = 3;  // valid only with its marker (NoSyncMarkerKey)
 constexpr size_t kMetaSize = 14;
 
 void PutBigEndian(uint64_t v, int bytes, char* out) {
@@ -40,10 +41,16 @@ std::string MetaKey(BlockId id) {
   return k;
 }
 
+// In the chunk column family after a no-sync block's chunks: 13 bytes, so
+// that the location collector (which takes 12-byte chunk keys) ignores it, and
+// inside the block's key range, so that deleting the block deletes it.
+std::string NoSyncMarkerKey(BlockId id) { return ChunkKey(id, UINT32_MAX) + '\x01'; }
+
 struct Meta {
   uint8_t state = 0;
   uint64_t size = 0;
   uint32_t chunks = 0;
+  bool committed() const { return state == kStateCommitted || state == kStateCommittedNoSync; }
 };
 
 std::string EncodeMeta(const Meta& m) {
@@ -60,7 +67,7 @@ bool DecodeMeta(const rocksdb::Slice& v, Meta* m) {
   m->state = static_cast<uint8_t>(v[1]);
   m->size = GetBigEndian(v.data() + 2, 8);
   m->chunks = static_cast<uint32_t>(GetBigEndian(v.data() + 10, 4));
-  return m->state == kStateWriting || m->state == kStateCommitted;
+  return m->state == kStateWriting || m->committed();
 }
 
 Result<uint64_t> StatvfsFree(const std::filesystem::path& dir) {
@@ -354,9 +361,17 @@ Status BlockStore::DropHalfWritten() {
   int dropped = 0;
   for (it->Seek("b"); it->Valid() && it->key().starts_with("b"); it->Next()) {
     Meta m;
-    if (it->key().size() != 9 || (DecodeMeta(it->value(), &m) && m.state == kStateCommitted))
-      continue;
+    if (it->key().size() != 9) continue;
     BlockId id = GetBigEndian(it->key().data() + 1, 8);
+    bool decoded = DecodeMeta(it->value(), &m);
+    if (decoded && m.state == kStateCommitted) continue;
+    if (decoded && m.state == kStateCommittedNoSync) {
+      std::string marker;
+      rocksdb::Status g =
+          db_->Get(rocksdb::ReadOptions(), handles_[1], NoSyncMarkerKey(id), &marker);
+      if (g.ok()) continue;
+      if (!g.IsNotFound()) return Convert("checking a block's commit marker", &g);
+    }
     (void)batch.DeleteRange(handles_[1], ChunkKey(id, 0), ChunkKey(id + 1, 0));
     (void)batch.Delete(handles_[0], it->key());
     // A flush (of the replayed log, say) may have published its chunks: a
@@ -386,7 +401,8 @@ Status BlockStore::CheckSpace() const {
   return Status::Ok();
 }
 
-Status BlockStore::BeginBlock(BlockId id) {
+Status BlockStore::BeginBlock(BlockId id, BlockSync sync) {
+  const bool no_sync = sync == BlockSync::kNoSync;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (writing_.count(id)) return AlreadyExists(fmt::format("block {} is being written", id));
@@ -398,7 +414,9 @@ Status BlockStore::BeginBlock(BlockId id) {
   COPSE_RETURN_IF_ERROR(CheckSpace());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!writing_.emplace(id, Writing{}).second)
+    Writing w;
+    w.no_sync = no_sync;
+    if (!writing_.emplace(id, w).second)
       return AlreadyExists(fmt::format("block {} is being written", id));
   }
   ForgetLocations(id);  // whatever an earlier, dropped copy of the id left
@@ -408,7 +426,7 @@ Status BlockStore::BeginBlock(BlockId id) {
   // the chunks, and RocksDB syncs a log before flushing what it covers when
   // there are several column families.
   rocksdb::WriteOptions wo;
-  wo.sync = options_.sync_on_close;
+  wo.sync = options_.sync_on_close && !no_sync;
   s = db_->Put(wo, handles_[0], MetaKey(id), EncodeMeta(Meta{kStateWriting, 0, 0}));
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -422,6 +440,7 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
   std::string what = fmt::format("chunk {} of block {}", index, id);
   COPSE_RETURN_IF_ERROR(VerifyFramedChunk(framed, what));
   size_t bytes = framed.size() - kChunkTrailer;
+  bool no_log = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = writing_.find(id);
@@ -442,17 +461,20 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
     w.next_index++;
     w.bytes += bytes;
     w.short_chunk_seen = bytes < kChunkSize;
+    no_log = options_.sync_on_close || w.no_sync;
   }
   rocksdb::WriteOptions wo;
   // With sync_on_close the block is flushed and synced as a whole on commit;
-  // otherwise the (unsynced) log keeps it across a process crash.
-  wo.disableWAL = options_.sync_on_close;
+  // otherwise the (unsynced) log keeps it across a process crash. A no-sync
+  // block is neither: its commit marker tells whether a flush kept it.
+  wo.disableWAL = no_log;
   rocksdb::Slice value(reinterpret_cast<const char*>(framed.data()), framed.size());
   rocksdb::Status s = db_->Put(wo, handles_[1], ChunkKey(id, index), value);
   return Convert("storing " + what, &s);
 }
 
 Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
+  bool no_sync = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = writing_.find(id);
@@ -463,19 +485,27 @@ Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
           "block {}: the writer says {} bytes in {} chunks, but {} bytes in {} chunks arrived", id,
           size, chunks, it->second.bytes, it->second.next_index));
     }
+    no_sync = it->second.no_sync;
   }
   rocksdb::Status s;
-  if (options_.sync_on_close) {
+  if (no_sync) {
+    // After the chunks in their column family: a flush that keeps the marker
+    // kept them.
+    rocksdb::WriteOptions wo;
+    wo.disableWAL = true;
+    s = db_->Put(wo, handles_[1], NoSyncMarkerKey(id), "1");
+  } else if (options_.sync_on_close) {
     rocksdb::FlushOptions fo;
     fo.wait = true;
     s = db_->Flush(fo, handles_[1]);
   }
   if (s.ok()) {
     // In the log after the block's chunks: a replay never finds the commit
-    // without them.
+    // without them (a no-sync block's is checked against its marker).
     rocksdb::WriteOptions wo;
-    wo.sync = options_.sync_on_close;
-    s = db_->Put(wo, handles_[0], MetaKey(id), EncodeMeta(Meta{kStateCommitted, size, chunks}));
+    wo.sync = options_.sync_on_close && !no_sync;
+    Meta m{no_sync ? kStateCommittedNoSync : kStateCommitted, size, chunks};
+    s = db_->Put(wo, handles_[0], MetaKey(id), EncodeMeta(m));
   }
   if (!s.ok()) {
     Status err = Convert(fmt::format("committing block {}", id), &s);
@@ -504,12 +534,12 @@ Result<StoredBlockInfo> BlockStore::Stat(BlockId id) const {
   std::string value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), handles_[0], MetaKey(id), &value);
   Meta m;
-  if (s.IsNotFound() || (s.ok() && (!DecodeMeta(value, &m) || m.state != kStateCommitted))) {
+  if (s.IsNotFound() || (s.ok() && (!DecodeMeta(value, &m) || !m.committed()))) {
     std::string where = options_.computer.empty() ? "" : " on computer " + options_.computer;
     return NotFound(fmt::format("block {} is not stored{}", id, where));
   }
   if (!s.ok()) return Convert("looking up a block", &s);
-  return StoredBlockInfo{id, m.size, m.chunks};
+  return StoredBlockInfo{id, m.size, m.chunks, m.state == kStateCommittedNoSync};
 }
 
 bool BlockStore::ReadChunkFromBlobFile(BlockId id, uint32_t index,
@@ -589,9 +619,9 @@ Result<std::vector<StoredBlockInfo>> BlockStore::List() const {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), handles_[0]));
   for (it->Seek("b"); it->Valid() && it->key().starts_with("b"); it->Next()) {
     Meta m;
-    if (it->key().size() != 9 || !DecodeMeta(it->value(), &m) || m.state != kStateCommitted)
-      continue;
-    out.push_back({GetBigEndian(it->key().data() + 1, 8), m.size, m.chunks});
+    if (it->key().size() != 9 || !DecodeMeta(it->value(), &m) || !m.committed()) continue;
+    out.push_back({GetBigEndian(it->key().data() + 1, 8), m.size, m.chunks,
+                   m.state == kStateCommittedNoSync});
   }
   rocksdb::Status s = it->status();
   if (!s.ok()) return Convert("listing blocks", &s);

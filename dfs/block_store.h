@@ -22,6 +22,15 @@
 // that were being written). Only committed blocks can be read, listed or
 // reported.
 //
+// A block begun with BlockSync::kNoSync (scratch data, which the engine
+// regenerates when it is lost) is never flushed or synced by its commit, in
+// either mode: its chunks skip the log, and its commit writes a marker after
+// them in the chunk column family and the committed state unsynced. A crash
+// loses it unless a flush had written its chunks with the marker; Open keeps
+// a no-sync block only when it finds the marker (a column family's flushed
+// state is a prefix of its writes, so the marker vouches for the chunks before
+// it), and drops it otherwise.
+//
 // Chunk locations: every committed chunk's value sits at a fixed offset of an
 // immutable blob file. A table-properties collector on the chunk column family
 // sees each blob reference RocksDB writes into a table (flush, compaction, blob
@@ -82,6 +91,13 @@ struct StoredBlockInfo {
   BlockId id = 0;
   uint64_t size = 0;
   uint32_t chunks = 0;
+  bool no_sync = false;  // written with BlockSync::kNoSync
+};
+
+// How a block's commit makes it durable.
+enum class BlockSync {
+  kStore,   // as BlockStoreOptions::sync_on_close says
+  kNoSync,  // neither flushed nor synced (scratch data); see the class comment
 };
 
 class BlockStore {
@@ -96,13 +112,13 @@ class BlockStore {
   // Starts writing block `id`. Fails with kAlreadyExists when the block is
   // here or being written, kResourceExhausted ("disk full ...") when the disk
   // has less than a block's size above the reserve.
-  Status BeginBlock(BlockId id);
+  Status BeginBlock(BlockId id, BlockSync sync = BlockSync::kStore);
   // Stores chunk `index` (a framed chunk), after checking its CRC.
   // REQUIRES: BeginBlock(id) succeeded; index is the next chunk; every chunk
   // but the block's last holds kChunkSize bytes.
   Status PutChunk(BlockId id, uint32_t index, std::span<const uint8_t> framed);
-  // Makes the block durable and readable. `size` and `chunks` must match what
-  // was written.
+  // Makes the block readable, and durable as BeginBlock's `sync` asked.
+  // `size` and `chunks` must match what was written.
   Status CommitBlock(BlockId id, uint64_t size, uint32_t chunks);
   // Drops a block being written (no-op for others).
   void AbortBlock(BlockId id);
@@ -145,6 +161,7 @@ class BlockStore {
     uint32_t next_index = 0;
     uint64_t bytes = 0;
     bool short_chunk_seen = false;
+    bool no_sync = false;
   };
 
   struct LocationIndex;

@@ -13,8 +13,8 @@ namespace copse::dfs::testing {
 // Writes `data` as block `id` in framed 1 MiB chunks and, when `commit`,
 // commits it.
 inline Status WriteBlock(BlockStore& store, BlockId id, const std::vector<uint8_t>& data,
-                         bool commit = true) {
-  COPSE_RETURN_IF_ERROR(store.BeginBlock(id));
+                         bool commit = true, BlockSync sync = BlockSync::kStore) {
+  COPSE_RETURN_IF_ERROR(store.BeginBlock(id, sync));
   uint32_t index = 0;
   for (size_t off = 0; off < data.size(); off += kChunkSize, ++index) {
     size_t n = std::min(kChunkSize, data.size() - off);

@@ -15,28 +15,6 @@ namespace {
 
 using Sink = std::function<Status(std::span<const uint8_t>)>;
 
-std::vector<uint8_t> Encode(capnp::MallocMessageBuilder& msg) { return EncodeDfs(msg); }
-
-void SetPlacement(proto::Placement::Builder out, const PlacementMode& m) {
-  switch (m.kind) {
-    case PlacementMode::Kind::kWriter:
-      out.setWriter();
-      break;
-    case PlacementMode::Kind::kRandom:
-      out.setRandom();
-      break;
-    case PlacementMode::Kind::kColocate:
-      out.setColocate(m.colocate_path);
-      break;
-    case PlacementMode::Kind::kConfine: {
-      auto c = out.initConfine();
-      c.setCount(static_cast<uint32_t>(m.confine_count));
-      c.setRack(m.confine_rack);
-      break;
-    }
-  }
-}
-
 }  // namespace
 
 struct DfsClient::Writing {
@@ -44,7 +22,9 @@ struct DfsClient::Writing {
   std::string path;
   uint64_t block_size = 0;
   int partitions = 0;
-  int partition = -1;  // the partition being written; -1: none
+  int partition = -1;    // the partition being written; -1: none
+  bool no_sync = false;  // a scratch file
+  bool output = false;   // one partition of a job's output file
   std::vector<uint8_t> buffer;
   std::vector<CommitBlock> blocks;
   bool finished = false;
@@ -55,7 +35,8 @@ DfsClient::DfsClient(const ClusterConfig& config, std::string secret, DfsClientO
     : config_(config),
       secret_(std::move(secret)),
       options_(std::move(options)),
-      master_(std::move(master)) {}
+      names_(std::make_unique<NameClient>(std::move(master), options_.timeout, options_.computer,
+                                          RunId{options_.task_id, options_.attempt})) {}
 
 DfsClient::~DfsClient() {
   if (writing_ && !writing_->finished) (void)Abandon();
@@ -75,26 +56,13 @@ Result<std::unique_ptr<DfsClient>> DfsClient::Connect(const ClusterConfig& confi
   return std::unique_ptr<DfsClient>(new DfsClient(config, secret, options, std::move(ch)));
 }
 
-Result<std::vector<uint8_t>> DfsClient::Call(std::vector<uint8_t> request) {
-  COPSE_RETURN_IF_ERROR(master_->Send(net::Protocol::kDfs, net::PayloadKind::kMessage,
-                                      std::move(request), options_.timeout));
-  COPSE_ASSIGN_OR_RETURN(net::Frame f, master_->Receive(options_.timeout));
-  if (f.protocol != net::Protocol::kDfs || f.kind != net::PayloadKind::kMessage)
-    return Internal("the master answered a DFS request with something else");
-  return std::move(f.payload);
-}
-
-// Decodes a reply payload and runs `fn` on its root, turning an Error reply
-// into its Status.
-template <typename Fn>
-static Status OnReply(const std::vector<uint8_t>& payload, Fn&& fn) {
-  net::Frame f{net::Protocol::kDfs, net::PayloadKind::kMessage, payload};
-  return net::CatchDecodeErrors([&]() -> Status {
-    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(f));
-    auto root = reader->getRoot<proto::DfsMessage>();
-    if (root.which() == proto::DfsMessage::ERROR) return StatusFromError(root.getError());
-    return fn(root);
-  });
+BlockWriteOptions DfsClient::block_write_options() const {
+  BlockWriteOptions o;
+  o.secret = secret_;
+  o.peer_name = options_.computer.empty() ? "dfs client" : "dfs client on " + options_.computer;
+  o.timeout = options_.timeout;
+  o.window_chunks = std::max<uint32_t>(options_.write_window_chunks, 1);
+  return o;
 }
 
 // ---- writing -----------------------------------------------------------------------
@@ -102,29 +70,37 @@ static Status OnReply(const std::vector<uint8_t>& payload, Fn&& fn) {
 Status DfsClient::Create(const std::string& path, const CreateOptions& o) {
   if (writing_ && !writing_->finished)
     return FailedPrecondition(fmt::format("{} is still being written", writing_->path));
-  capnp::MallocMessageBuilder msg;
-  auto c = msg.initRoot<proto::DfsMessage>().initCreateFile();
-  c.setPath(path);
-  c.setPartitions(static_cast<uint32_t>(std::max(o.partitions, 0)));
-  c.setReplication(static_cast<uint32_t>(std::max(o.replication, 0)));
-  SetPlacement(c.initPlacement(), o.placement);
-  c.setWriter(options_.computer);
-  c.setScratchJob(o.scratch_job);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
+  COPSE_ASSIGN_OR_RETURN(CreatedFile created, names_->Create(path, o));
+  // A job's output file is the job's: vertex runs write its partitions.
+  if (!o.output_job.empty()) return Status::Ok();
   auto w = std::make_unique<Writing>();
   w->path = path;
   w->partitions = o.partitions;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() != proto::DfsMessage::CREATE_FILE_REPLY)
-      return Internal("unexpected reply to CreateFile");
-    w->file = root.getCreateFileReply().getFileId();
-    w->block_size = root.getCreateFileReply().getBlockSize();
-    return Status::Ok();
-  }));
+  w->file = created.id;
+  w->block_size = created.block_size;
+  w->no_sync = created.scratch;
   if (w->block_size == 0 || w->block_size % kChunkSize != 0)
     w->block_size = static_cast<uint64_t>(config_.block_size_bytes);
   writing_ = std::move(w);
   return Status::Ok();
+}
+
+Status DfsClient::OpenOutputPartition(const std::string& path, int partition) {
+  if (writing_ && !writing_->finished)
+    return FailedPrecondition(fmt::format("{} is still being written", writing_->path));
+  COPSE_ASSIGN_OR_RETURN(OutputFileInfo out, names_->OpenOutput(path));
+  auto w = std::make_unique<Writing>();
+  w->path = path;
+  w->partitions = out.partitions;
+  w->file = out.id;
+  w->block_size = out.block_size;
+  w->output = true;
+  if (w->block_size == 0 || w->block_size % kChunkSize != 0)
+    w->block_size = static_cast<uint64_t>(config_.block_size_bytes);
+  writing_ = std::move(w);
+  Status s = BeginPartition(partition);
+  if (!s.ok()) writing_->finished = true;
+  return s;
 }
 
 Status DfsClient::BeginPartition(int partition) {
@@ -160,75 +136,37 @@ Result<bool> DfsClient::EndPartition() {
   Writing& w = *writing_;
   if (!w.buffer.empty()) COPSE_RETURN_IF_ERROR(FlushBlock());
   COPSE_RETURN_IF_ERROR(FinishAllBlocks());
-  capnp::MallocMessageBuilder msg;
-  auto c = msg.initRoot<proto::DfsMessage>().initCommitPartition();
-  c.setFileId(w.file);
-  c.setPartition(static_cast<uint32_t>(w.partition));
-  auto list = c.initBlocks(static_cast<unsigned>(w.blocks.size()));
-  for (unsigned i = 0; i < w.blocks.size(); ++i) {
-    list[i].setBlockId(w.blocks[i].id);
-    list[i].setSize(w.blocks[i].size);
-    auto reps = list[i].initReplicas(static_cast<unsigned>(w.blocks[i].replicas.size()));
-    for (unsigned j = 0; j < w.blocks[i].replicas.size(); ++j) reps.set(j, w.blocks[i].replicas[j]);
+  auto visible = names_->CommitPartitions(w.file, {PartitionCommit{w.partition, w.blocks}});
+  if (!visible.ok()) {
+    // Another run won this output partition: nothing is left to write.
+    if (w.output && visible.status().code() == StatusCode::kAlreadyExists) w.finished = true;
+    return visible.status();
   }
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  bool visible = false;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() != proto::DfsMessage::COMMIT_PARTITION_REPLY)
-      return Internal("unexpected reply to CommitPartition");
-    visible = root.getCommitPartitionReply().getFileVisible();
-    return Status::Ok();
-  }));
   w.partition = -1;
   w.blocks.clear();
-  if (visible) w.finished = true;
-  return visible;
+  if (*visible || w.output) w.finished = true;
+  return *visible;
 }
 
 Status DfsClient::Abandon() {
   if (!writing_ || writing_->finished) return Status::Ok();
   writing_->finished = true;
   pending_.clear();
-  capnp::MallocMessageBuilder msg;
-  msg.initRoot<proto::DfsMessage>().initAbandonFile().setFileId(writing_->file);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  return OnReply(reply, [](proto::DfsMessage::Reader) { return Status::Ok(); });
+  // A job's output file is the job's: this run's blocks of it are dropped by
+  // the master when the run ends, or with the job's outputs.
+  if (writing_->output) return Status::Ok();
+  return names_->Abandon(writing_->file);
 }
 
 // One block on its way: its bytes (kept until the replicas acknowledge it, so
-// that it can be written again to another pipeline) and its connection.
+// that it can be written again to another pipeline) and its write.
 struct DfsClient::PendingBlock {
   std::vector<uint8_t> data;
-  BlockId id = 0;
-  std::vector<Endpoint> targets;
-  std::unique_ptr<net::BlockingChannel> ch;
-  uint32_t acked = 0;
+  BlockAllocation block;
+  std::unique_ptr<BlockWrite> write;
   Status sent;  // how sending went
   std::optional<CommitBlock> done;
 };
-
-Result<std::pair<BlockId, std::vector<Endpoint>>> DfsClient::AllocateBlock(
-    const std::vector<std::string>& exclude) {
-  Writing& w = *writing_;
-  capnp::MallocMessageBuilder msg;
-  auto a = msg.initRoot<proto::DfsMessage>().initAllocateBlock();
-  a.setFileId(w.file);
-  a.setPartition(static_cast<uint32_t>(w.partition));
-  auto ex = a.initExclude(static_cast<unsigned>(exclude.size()));
-  for (unsigned i = 0; i < exclude.size(); ++i) ex.set(i, exclude[i]);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  BlockId id = 0;
-  std::vector<Endpoint> targets;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() != proto::DfsMessage::ALLOCATE_BLOCK_REPLY)
-      return Internal("unexpected reply to AllocateBlock");
-    id = root.getAllocateBlockReply().getBlockId();
-    for (auto t : root.getAllocateBlockReply().getTargets()) targets.push_back(ReadEndpoint(t));
-    return Status::Ok();
-  }));
-  if (targets.empty()) return Internal("the master allocated a block without replicas");
-  return std::make_pair(id, std::move(targets));
-}
 
 Status DfsClient::FlushBlock() {
   Writing& w = *writing_;
@@ -239,10 +177,9 @@ Status DfsClient::FlushBlock() {
     spare_.pop_back();
   }
   w.buffer.clear();
-  auto allocated = AllocateBlock({});
+  auto allocated = names_->AllocateBlock(w.file, w.partition, {});
   if (!allocated.ok()) return allocated.status();
-  p->id = allocated->first;
-  p->targets = std::move(allocated->second);
+  p->block = std::move(*allocated);
   p->sent = SendBlock(*p);
   pending_.push_back(std::move(p));
   // The next block streams while this one commits on its replicas.
@@ -266,16 +203,14 @@ Status DfsClient::FinishOldestBlock() {
                                      w.partition, fmt::join(errors, "; ")));
     }
     // Write it again, to a pipeline without the first replica that failed.
-    exclude.push_back(p->targets.front().computer);
-    auto allocated = AllocateBlock(exclude);
+    exclude.push_back(p->block.targets.front().computer);
+    auto allocated = names_->AllocateBlock(w.file, w.partition, exclude);
     if (!allocated.ok()) {
       return Status(
           allocated.status().code(),
           fmt::format("{} (after: {})", allocated.status().message(), fmt::join(errors, "; ")));
     }
-    p->id = allocated->first;
-    p->targets = std::move(allocated->second);
-    p->acked = 0;
+    p->block = std::move(*allocated);
     p->done.reset();
     s = SendBlock(*p);
     if (s.ok()) s = AwaitBlock(*p);
@@ -291,109 +226,32 @@ Status DfsClient::FinishAllBlocks() {
   return Status::Ok();
 }
 
-Status DfsClient::BlockFailed(PendingBlock& p, const Status& s) {
-  p.ch.reset();  // a failed write closes its connection
-  const std::string& first = p.targets.front().computer;
-  return s.message().find(first) == std::string::npos
-             ? Status(s.code(), fmt::format("{}: {}", first, s.message()))
-             : s;
-}
-
-Status DfsClient::HandleWriteReply(PendingBlock& p, const net::Frame& f) {
-  if (f.kind != net::PayloadKind::kMessage) return Internal("raw bytes in answer to a write");
-  return OnReply(f.payload, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() == proto::DfsMessage::CHUNK_ACK) {
-      p.acked = std::max(p.acked, root.getChunkAck().getChunks());
-      return Status::Ok();
-    }
-    if (root.which() != proto::DfsMessage::WRITE_ACK) return Internal("unexpected write reply");
-    CommitBlock cb{p.id, root.getWriteAck().getSize(), {}};
-    for (auto c : root.getWriteAck().getStored()) cb.replicas.push_back(c);
-    p.done = std::move(cb);
-    return Status::Ok();
-  });
-}
-
 Status DfsClient::SendBlock(PendingBlock& p) {
-  const Endpoint& first = p.targets.front();
-  std::string name =
-      options_.computer.empty() ? "dfs client" : "dfs client on " + options_.computer;
-  auto ch =
-      net::BlockingChannel::Connect(first.host, first.data_port, secret_, name, options_.timeout);
-  if (!ch.ok()) {
-    return BlockFailed(
-        p, Status(ch.status().code(),
-                  fmt::format("{} (data port of {})", ch.status().message(), first.computer)));
-  }
-  p.ch = std::move(*ch);
-  {
-    capnp::MallocMessageBuilder msg;
-    auto wb = msg.initRoot<proto::DfsMessage>().initWriteBlock();
-    wb.setBlockId(p.id);
-    auto pl = wb.initPipeline(static_cast<unsigned>(p.targets.size() - 1));
-    for (unsigned i = 1; i < p.targets.size(); ++i) SetEndpoint(pl[i - 1], p.targets[i]);
-    Status s =
-        p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(msg), options_.timeout);
-    if (!s.ok()) return BlockFailed(p, s);
-  }
-  uint32_t chunks = ChunkCount(p.data.size());
-  for (uint32_t i = 0; i < chunks; ++i) {
-    size_t begin = static_cast<size_t>(i) * kChunkSize;
+  BlockWriteOptions o = block_write_options();
+  o.no_sync = writing_->no_sync;
+  COPSE_ASSIGN_OR_RETURN(p.write, BlockWrite::Start(o, p.block));
+  for (size_t begin = 0; begin < p.data.size(); begin += kChunkSize) {
     size_t end = std::min(p.data.size(), begin + kChunkSize);
-    std::vector<uint8_t> framed;
-    framed.reserve(end - begin + kChunkTrailer);
-    framed.assign(p.data.begin() + static_cast<ptrdiff_t>(begin),
-                  p.data.begin() + static_cast<ptrdiff_t>(end));
-    FrameChunk(&framed);
-    Status s = p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kRaw, std::move(framed),
-                          options_.timeout);
-    if (!s.ok()) return BlockFailed(p, s);
-    while (i + 1 - p.acked >= options_.write_window_chunks) {
-      auto f = p.ch->Receive(options_.timeout);
-      if (!f.ok()) return BlockFailed(p, f.status());
-      s = HandleWriteReply(p, *f);
-      if (!s.ok()) return BlockFailed(p, s);
-    }
+    std::vector<uint8_t> chunk;
+    chunk.reserve(end - begin + kChunkTrailer);
+    chunk.assign(p.data.begin() + static_cast<ptrdiff_t>(begin),
+                 p.data.begin() + static_cast<ptrdiff_t>(end));
+    COPSE_RETURN_IF_ERROR(p.write->SendChunk(std::move(chunk)));
   }
-  capnp::MallocMessageBuilder end;
-  auto we = end.initRoot<proto::DfsMessage>().initWriteEnd();
-  we.setSize(p.data.size());
-  we.setChunks(chunks);
-  Status s =
-      p.ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(end), options_.timeout);
-  if (!s.ok()) return BlockFailed(p, s);
-  return Status::Ok();
+  return p.write->End();
 }
 
 Status DfsClient::AwaitBlock(PendingBlock& p) {
-  while (!p.done) {
-    auto f = p.ch->Receive(options_.timeout);
-    if (!f.ok()) return BlockFailed(p, f.status());
-    Status s = HandleWriteReply(p, *f);
-    if (!s.ok()) return BlockFailed(p, s);
-  }
-  p.ch.reset();
-  if (p.done->size != p.data.size()) {
-    return BlockFailed(p, Internal(fmt::format("block {} committed with {} bytes, {} were sent",
-                                               p.id, p.done->size, p.data.size())));
-  }
+  auto done = p.write->Finish();
+  p.write.reset();
+  if (!done.ok()) return done.status();
+  p.done = std::move(*done);
   return Status::Ok();
 }
 
 // ---- reading -----------------------------------------------------------------------
 
-Result<FileStatus> DfsClient::Stat(const std::string& path) {
-  capnp::MallocMessageBuilder msg;
-  msg.initRoot<proto::DfsMessage>().initStatFile().setPath(path);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  FileStatus out;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() != proto::DfsMessage::FILE_INFO) return Internal("unexpected reply to Stat");
-    out = ReadFileStatus(root.getFileInfo());
-    return Status::Ok();
-  }));
-  return out;
-}
+Result<FileStatus> DfsClient::Stat(const std::string& path) { return names_->Stat(path); }
 
 Result<net::BlockingChannel*> DfsClient::DataChannel(const Endpoint& e) {
   auto it = data_.find(e.computer);
@@ -432,12 +290,12 @@ Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint3
   r.setBlockId(b.id);
   r.setFirstChunk(*next_chunk);
   Status s =
-      ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, Encode(msg), options_.timeout);
+      ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, EncodeDfs(msg), options_.timeout);
   if (!s.ok()) return fail(s);
   auto hf = ch->Receive(options_.timeout);
   if (!hf.ok()) return fail(hf.status());
   uint32_t chunks = 0;
-  s = OnReply(hf->payload, [&](proto::DfsMessage::Reader root) -> Status {
+  s = OnDfsReply(hf->payload, [&](proto::DfsMessage::Reader root) -> Status {
     if (root.which() != proto::DfsMessage::READ_HEADER) return Internal("unexpected read reply");
     chunks = root.getReadHeader().getChunks();
     if (root.getReadHeader().getSize() != b.size) {
@@ -453,7 +311,7 @@ Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint3
     if (!f.ok()) return fail(f.status());
     if (f->kind == net::PayloadKind::kMessage) {
       // An Error in place of a chunk ends this transfer (a checksum mismatch).
-      Status err = OnReply(f->payload, [](proto::DfsMessage::Reader) {
+      Status err = OnDfsReply(f->payload, [](proto::DfsMessage::Reader) {
         return Internal("unexpected message in a block read");
       });
       return err;
@@ -565,13 +423,7 @@ Status DfsClient::ReadPartition(const FileStatus& file, int partition, const Sin
       if (s.code() == StatusCode::kCorruption) {
         // The worker deletes a bad copy and tells the master; a copy that
         // went bad on the way is reported here.
-        capnp::MallocMessageBuilder msg;
-        auto rb = msg.initRoot<proto::DfsMessage>().initReportBadReplica();
-        rb.setBlockId(b.id);
-        rb.setComputer(r.where.computer);
-        rb.setReason(s.message());
-        auto reply = Call(Encode(msg));
-        (void)reply;
+        (void)names_->ReportBadReplica(b.id, r.where.computer, s.message());
       }
       errors.push_back(fmt::format("{}: {}", r.where.computer, s.message()));
     }
@@ -601,40 +453,13 @@ Status DfsClient::ReadPartition(const FileStatus& file, int partition, const Sin
 // ---- names -------------------------------------------------------------------------
 
 Result<std::vector<ListEntry>> DfsClient::List(const std::string& path) {
-  capnp::MallocMessageBuilder msg;
-  msg.initRoot<proto::DfsMessage>().initListFiles().setPath(path);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  std::vector<ListEntry> out;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() != proto::DfsMessage::LIST_FILES_REPLY)
-      return Internal("unexpected reply to ListFiles");
-    for (auto e : root.getListFilesReply().getEntries()) {
-      out.push_back({e.getPath(), e.getIsDir(), e.getSize(), static_cast<int>(e.getPartitions()),
-                     static_cast<int>(e.getReplication()), e.getScratchJob()});
-    }
-    return Status::Ok();
-  }));
-  return out;
+  return names_->List(path);
 }
 
-Status DfsClient::Delete(const std::string& path) {
-  capnp::MallocMessageBuilder msg;
-  msg.initRoot<proto::DfsMessage>().initDeleteFile().setPath(path);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  return OnReply(reply, [](proto::DfsMessage::Reader) { return Status::Ok(); });
-}
+Status DfsClient::Delete(const std::string& path) { return names_->Delete(path); }
 
 Result<int> DfsClient::DeleteJobScratch(const std::string& job) {
-  capnp::MallocMessageBuilder msg;
-  msg.initRoot<proto::DfsMessage>().initDeleteJobScratch().setJob(job);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(Encode(msg)));
-  int n = 0;
-  COPSE_RETURN_IF_ERROR(OnReply(reply, [&](proto::DfsMessage::Reader root) -> Status {
-    if (root.which() == proto::DfsMessage::DELETE_REPLY)
-      n = static_cast<int>(root.getDeleteReply().getFilesDeleted());
-    return Status::Ok();
-  }));
-  return n;
+  return names_->DeleteJobScratch(job);
 }
 
 }  // namespace copse::dfs

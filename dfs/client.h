@@ -14,7 +14,15 @@
 // it; when a later one fails, the block commits on the replicas that hold it
 // and the master re-replicates it. The file becomes visible when its last
 // partition commits; Abandon (or the destructor, for an unfinished file)
-// drops it.
+// drops it. A scratch file's blocks are written with noSync (the workers
+// commit them without a flush or sync).
+//
+// Engine tasks: a client with DfsClientOptions::task_id names its task run
+// with every file and block it creates, so that the master can drop what the
+// run leaves unfinished. A vertex run writes its partition of a job's output
+// file with OpenOutputPartition, Append..., EndPartition; when another run
+// committed that partition first, Append or EndPartition fails with
+// kAlreadyExists, and the caller treats the partition as written.
 //
 // Reading: a block is read from its replica on this computer, else one in
 // this rack, else any; a replica that fails (unreachable, checksum mismatch)
@@ -41,8 +49,10 @@
 #include "common/config.h"
 #include "common/net/blocking_client.h"
 #include "common/status.h"
+#include "dfs/block_write.h"
 #include "dfs/dfs_types.h"
 #include "dfs/local_read.h"
+#include "dfs/name_client.h"
 #include "dfs/placement.h"
 
 namespace copse::dfs {
@@ -59,13 +69,10 @@ struct DfsClientOptions {
   // Read replicas on this computer straight from the worker's blob files
   // (dfs/local_read.h); false: always through the data port.
   bool local_reads = true;
-};
-
-struct CreateOptions {
-  int partitions = 1;
-  int replication = 0;  // 0: the cluster's
-  PlacementMode placement;
-  std::string scratch_job;  // non-empty: a scratch file of this job
+  // The engine task run this client writes for (0: none), sent with every
+  // create and block allocation (writer identity).
+  uint64_t task_id = 0;
+  uint32_t attempt = 0;
 };
 
 class DfsClient {
@@ -79,13 +86,25 @@ class DfsClient {
   DfsClient& operator=(const DfsClient&) = delete;
 
   // ---- writing (one file at a time)
+  // Creates a file to write. With CreateOptions::output_job it only creates
+  // the job's pending output file (a job's root does), leaving nothing open:
+  // vertex runs write its partitions with OpenOutputPartition.
   Status Create(const std::string& path, const CreateOptions& options);
+  // Opens partition `partition` of the job output file at `path` (pending:
+  // created by the job's root with CreateOptions::output_job) for writing:
+  // Append, then EndPartition commits it. kNotFound when no such output is
+  // pending.
+  Status OpenOutputPartition(const std::string& path, int partition);
   // REQUIRES: Create succeeded; partitions are written one at a time.
   Status BeginPartition(int partition);
   Status Append(std::span<const uint8_t> bytes);
-  // Commits the partition. Returns true when the file became visible.
+  // Commits the partition. Returns true when the file became visible (never
+  // for a job's output: the master publishes those). kAlreadyExists: another
+  // run committed this partition of a job's output first.
   Result<bool> EndPartition();
-  // Drops the file being written.
+  // Drops the file being written. For a job output's partition, only this
+  // client's writes stop: the master drops the run's uncommitted blocks
+  // (AbandonRun) or the job's outputs.
   Status Abandon();
 
   // ---- reading
@@ -101,6 +120,12 @@ class DfsClient {
   Status Delete(const std::string& path);
   Result<int> DeleteJobScratch(const std::string& job);
 
+  // ---- the layers below, for writers of their own (BucketWriter)
+  NameClient& names() { return *names_; }
+  // How this client writes blocks: its secret, name, timeout and window.
+  BlockWriteOptions block_write_options() const;
+  const DfsClientOptions& options() const { return options_; }
+
   const LocalityCounters& counters() const { return counters_; }
   // Bytes of `counters().local` that came through the local read path.
   uint64_t local_path_bytes() const { return local_path_bytes_; }
@@ -110,10 +135,7 @@ class DfsClient {
   struct Writing;
   DfsClient(const ClusterConfig& config, std::string secret, DfsClientOptions options,
             std::unique_ptr<net::BlockingChannel> master);
-  Result<std::vector<uint8_t>> Call(std::vector<uint8_t> request);
   struct PendingBlock;
-  Result<std::pair<BlockId, std::vector<Endpoint>>> AllocateBlock(
-      const std::vector<std::string>& exclude);
   // Sends the buffered block; it is then pending until its replicas answer.
   Status FlushBlock();
   // Waits for the oldest pending block, writing it again elsewhere when its
@@ -122,8 +144,6 @@ class DfsClient {
   Status FinishAllBlocks();
   Status SendBlock(PendingBlock& p);
   Status AwaitBlock(PendingBlock& p);
-  Status HandleWriteReply(PendingBlock& p, const net::Frame& f);
-  Status BlockFailed(PendingBlock& p, const Status& s);
   Result<net::BlockingChannel*> DataChannel(const Endpoint& e);
   void DropDataChannel(const std::string& computer);
   Status ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
@@ -138,7 +158,7 @@ class DfsClient {
   const ClusterConfig& config_;
   std::string secret_;
   DfsClientOptions options_;
-  std::unique_ptr<net::BlockingChannel> master_;
+  std::unique_ptr<NameClient> names_;
   std::map<std::string, std::unique_ptr<net::BlockingChannel>> data_;  // by computer
   std::unique_ptr<Writing> writing_;
   std::deque<std::unique_ptr<PendingBlock>> pending_;  // oldest first

@@ -67,17 +67,17 @@ Result<CreateResult> NameService::Create(const CreateRequest& request, Timestamp
         fmt::format("writer computer '{}' is not in the cluster config", request.writer));
   }
   COPSE_ASSIGN_OR_RETURN(CreateResult r, ns_.Create(request, Computers(false), rng_, now));
-  spdlog::info("creating {} ({} partitions, replication {}, placement {}, writer {})", request.path,
-               request.partitions, r.replication, request.placement.ToString(),
-               request.writer.empty() ? "outside the cluster" : request.writer);
+  std::string run =
+      request.run.empty() ? "" : fmt::format(", task {}.{}", request.run.task, request.run.attempt);
+  std::string output = request.output_job.empty() ? "" : ", output of job " + request.output_job;
+  spdlog::info("creating {} ({} partitions, replication {}, placement {}, writer {}{}{})",
+               request.path, request.partitions, r.replication, request.placement.ToString(),
+               request.writer.empty() ? "outside the cluster" : request.writer, run, output);
   return r;
 }
 
-Result<BlockAllocation> NameService::AllocateBlock(FileId file, int partition,
-                                                   const std::set<std::string>& exclude,
-                                                   Timestamp now) {
-  COPSE_ASSIGN_OR_RETURN(Allocation a,
-                         ns_.AllocateBlock(file, partition, exclude, Computers(false), rng_, now));
+Result<BlockAllocation> NameService::AllocateBlock(const BlockRequest& request, Timestamp now) {
+  COPSE_ASSIGN_OR_RETURN(Allocation a, ns_.AllocateBlock(request, Computers(false), rng_, now));
   BlockAllocation out{a.id, {}};
   for (const std::string& t : a.targets) out.targets.push_back(EndpointOf(t));
   return out;
@@ -85,17 +85,31 @@ Result<BlockAllocation> NameService::AllocateBlock(FileId file, int partition,
 
 Result<bool> NameService::CommitPartition(FileId file, int partition,
                                           const std::vector<CommitBlock>& blocks, Timestamp now) {
-  for (const CommitBlock& b : blocks) {
-    for (const std::string& r : b.replicas) {
-      if (!config_.FindComputer(r))
-        return InvalidArgument(fmt::format("replica computer '{}' is not in the cluster", r));
+  return CommitPartitions(file, {PartitionCommit{partition, blocks}}, now);
+}
+
+Result<bool> NameService::CommitPartitions(FileId file,
+                                           const std::vector<PartitionCommit>& partitions,
+                                           Timestamp now) {
+  for (const PartitionCommit& p : partitions) {
+    for (const CommitBlock& b : p.blocks) {
+      for (const std::string& r : b.replicas) {
+        if (!config_.FindComputer(r))
+          return InvalidArgument(fmt::format("replica computer '{}' is not in the cluster", r));
+      }
     }
   }
   Deletions d;
-  auto visible = ns_.CommitPartition(file, partition, blocks, now, &d);
+  auto visible = ns_.CommitPartitions(file, partitions, now, &d);
   Queue(d);
   FlushDeletes();
   return visible;
+}
+
+Result<OutputFileInfo> NameService::OpenOutput(const std::string& path) const {
+  COPSE_ASSIGN_OR_RETURN(FileView v, ns_.OpenOutput(path));
+  return OutputFileInfo{v.id, v.output_job, static_cast<int>(v.partitions.size()), v.replication,
+                        static_cast<uint64_t>(config_.block_size_bytes)};
 }
 
 Status NameService::Abandon(FileId file) {
@@ -149,6 +163,33 @@ Result<int> NameService::DeleteJob(const std::string& job) {
   Queue(d);
   FlushDeletes();
   return n;
+}
+
+Result<int> NameService::PublishJobOutputs(const std::string& job) {
+  COPSE_ASSIGN_OR_RETURN(int n, ns_.PublishJobOutputs(job));
+  if (n > 0) spdlog::info("published {} output file(s) of job {}", n, job);
+  return n;
+}
+
+Result<int> NameService::DropJobOutputs(const std::string& job) {
+  Deletions d;
+  COPSE_ASSIGN_OR_RETURN(int n, ns_.DropJobOutputs(job, &d));
+  if (n > 0) spdlog::info("dropped {} unpublished output file(s) of job {}", n, job);
+  Queue(d);
+  FlushDeletes();
+  return n;
+}
+
+Result<DroppedWrites> NameService::AbandonRun(uint64_t task, uint32_t attempt) {
+  Deletions d;
+  COPSE_ASSIGN_OR_RETURN(DroppedWrites w, ns_.AbandonRun(RunId{task, attempt}, &d));
+  if (w.files > 0 || w.blocks > 0) {
+    spdlog::info("task {}.{} ended unfinished: dropped {} file(s) and {} uncommitted block(s)",
+                 task, attempt, w.files, w.blocks);
+  }
+  Queue(d);
+  FlushDeletes();
+  return w;
 }
 
 Status NameService::ReportBadReplica(BlockId block, const std::string& computer,

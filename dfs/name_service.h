@@ -1,6 +1,8 @@
 // NameService: the master's DFS service logic (DESIGN.md §4), between the
 // wire and the Namespace. It answers clients (create, allocate, commit, list,
-// stat, delete), keeps the replica map in step with what workers report,
+// stat, delete, open a job's output), serves the master's execution engine
+// (publish or drop a job's outputs, drop what a task run left unfinished, the
+// jobs that still have files), keeps the replica map in step with what workers report,
 // knows which computers are live, and on each Tick collects abandoned writes,
 // re-replicates blocks of computers dead for longer than the re-replication
 // delay, trims surplus copies of computers that came back, and sends workers
@@ -41,11 +43,6 @@ struct NameServiceOptions {
   Duration copy_timeout{60'000'000};
 };
 
-struct BlockAllocation {
-  BlockId id = 0;
-  std::vector<Endpoint> targets;  // the write pipeline
-};
-
 class NameService {
  public:
   // REQUIRES: config, store and sender outlive the service.
@@ -57,10 +54,14 @@ class NameService {
 
   // ---- clients
   Result<CreateResult> Create(const CreateRequest& request, Timestamp now);
-  Result<BlockAllocation> AllocateBlock(FileId file, int partition,
-                                        const std::set<std::string>& exclude, Timestamp now);
+  Result<BlockAllocation> AllocateBlock(const BlockRequest& request, Timestamp now);
   Result<bool> CommitPartition(FileId file, int partition, const std::vector<CommitBlock>& blocks,
                                Timestamp now);
+  // All of `partitions` or none (Namespace::CommitPartitions).
+  Result<bool> CommitPartitions(FileId file, const std::vector<PartitionCommit>& partitions,
+                                Timestamp now);
+  // The pending output file at `path`, for a run writing one of its partitions.
+  Result<OutputFileInfo> OpenOutput(const std::string& path) const;
   Status Abandon(FileId file);
   Result<FileStatus> Stat(const std::string& path) const;
   Result<std::vector<ListEntry>> List(const std::string& path) const;
@@ -69,6 +70,20 @@ class NameService {
   // A reader found a bad copy of `block` on `computer`: it stops counting as a
   // replica, is deleted there, and the block is copied elsewhere.
   Status ReportBadReplica(BlockId block, const std::string& computer, const std::string& reason);
+
+  // ---- the execution engine (the master calls these directly)
+  // Makes every pending output file of `job` visible at once (one store
+  // write); kFailedPrecondition names the first partition not committed, and
+  // nothing is published then. Returns how many files were published.
+  Result<int> PublishJobOutputs(const std::string& job);
+  // Deletes every pending output file of `job` (the job failed or was killed).
+  Result<int> DropJobOutputs(const std::string& job);
+  // A run that ended without completing: drops its unfinished files and its
+  // uncommitted blocks (Namespace::AbandonRun).
+  Result<DroppedWrites> AbandonRun(uint64_t task, uint32_t attempt);
+  // Jobs with pending output files, and jobs with scratch files.
+  std::vector<std::string> PendingOutputJobs() const { return ns_.PendingOutputJobs(); }
+  std::vector<std::string> ScratchJobs() const { return ns_.ScratchJobs(); }
 
   // ---- workers
   Status OnBlockReport(const std::string& computer,

@@ -47,13 +47,6 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-bool ValidJobName(const std::string& s) {
-  if (s.empty() || s.size() > 128) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
 std::string Plural(size_t n, const char* word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -75,6 +68,9 @@ void Namespace::PutFile(Change* c, const File& f) const {
   r.setPlacement(f.placement);
   r.setWriter(f.writer);
   r.setScratchJob(f.scratch_job);
+  r.setOutputJob(f.output_job);
+  r.setTask(f.run.task);
+  r.setAttempt(f.run.attempt);
   auto parts = r.initPartitions(static_cast<unsigned>(f.partitions.size()));
   for (size_t i = 0; i < f.partitions.size(); ++i) {
     const Partition& p = f.partitions[i];
@@ -98,6 +94,8 @@ void Namespace::PutBlock(Change* c, const Block& b) const {
   r.setPartition(static_cast<uint32_t>(b.partition));
   r.setSize(b.size);
   r.setCommitted(b.committed);
+  r.setTask(b.run.task);
+  r.setAttempt(b.run.attempt);
   auto reps = r.initReplicas(static_cast<unsigned>(b.replicas.size()));
   for (size_t i = 0; i < b.replicas.size(); ++i) reps.set(static_cast<unsigned>(i), b.replicas[i]);
   c->writes.push_back({BlockKey(b.id), ToBytes(msg)});
@@ -172,6 +170,8 @@ Status Namespace::Load(Timestamp now) {
       f.placement = r.getPlacement();
       f.writer = r.getWriter();
       f.scratch_job = r.getScratchJob();
+      f.output_job = r.getOutputJob();
+      f.run = {r.getTask(), r.getAttempt()};
       for (auto p : r.getPartitions()) {
         Partition part;
         part.committed = p.getCommitted();
@@ -194,6 +194,7 @@ Status Namespace::Load(Timestamp now) {
       b.partition = static_cast<int>(r.getPartition());
       b.size = r.getSize();
       b.committed = r.getCommitted();
+      b.run = {r.getTask(), r.getAttempt()};
       for (auto rep : r.getReplicas()) b.replicas.emplace_back(rep);
     });
     if (!ok) return Corruption(fmt::format("stored DFS block record {} is damaged", k));
@@ -257,9 +258,16 @@ Result<CreateResult> Namespace::Create(const CreateRequest& req,
   }
   bool scratch = !req.scratch_job.empty();
   PlacementRequest place{req.placement, req.writer, replication, req.partitions, {}};
+  if (!req.output_job.empty()) {
+    if (scratch) {
+      return InvalidArgument(
+          fmt::format("{} cannot be both a scratch file of job {} and an output of job {}",
+                      req.path, req.scratch_job, req.output_job));
+    }
+    COPSE_RETURN_IF_ERROR(ValidateJobName(req.output_job));
+  }
   if (scratch) {
-    if (!ValidJobName(req.scratch_job))
-      return InvalidArgument(fmt::format("'{}' is not a valid job name", req.scratch_job));
+    COPSE_RETURN_IF_ERROR(ValidateJobName(req.scratch_job));
     std::string root = ScratchPath(req.scratch_job, "");
     if (!req.path.starts_with(root) || req.path.size() == root.size())
       return InvalidArgument(
@@ -294,6 +302,8 @@ Result<CreateResult> Namespace::Create(const CreateRequest& req,
   f.placement = place.mode.ToString();
   f.writer = req.writer;
   f.scratch_job = req.scratch_job;
+  f.output_job = req.output_job;
+  f.run = req.run;
   f.last_activity = now;
   for (auto& set : sets) f.partitions.push_back(Partition{false, {}, std::move(set)});
   Change c;
@@ -316,16 +326,22 @@ Result<const Namespace::File*> Namespace::PendingFile(FileId id, int partition) 
     return InvalidArgument(fmt::format("{} has {}, not partition {}", f.path,
                                        Plural(f.partitions.size(), "partition"), partition));
   }
-  if (f.partitions[static_cast<size_t>(partition)].committed)
+  if (f.partitions[static_cast<size_t>(partition)].committed) {
+    if (!f.output_job.empty()) {
+      return AlreadyExists(
+          fmt::format("partition {} of {} was committed by another run", partition, f.path));
+    }
     return AlreadyExists(fmt::format("partition {} of {} is committed already", partition, f.path));
+  }
   return &f;
 }
 
-Result<Allocation> Namespace::AllocateBlock(FileId file, int partition,
-                                            const std::set<std::string>& exclude,
+Result<Allocation> Namespace::AllocateBlock(const BlockRequest& req,
                                             const std::vector<PlacementComputer>& live,
                                             std::mt19937_64& rng, Timestamp now) {
-  COPSE_ASSIGN_OR_RETURN(const File* fp, PendingFile(file, partition));
+  const int partition = req.partition;
+  const std::set<std::string>& exclude = req.exclude;
+  COPSE_ASSIGN_OR_RETURN(const File* fp, PendingFile(req.file, partition));
   File f = *fp;
   Partition& p = f.partitions[static_cast<size_t>(partition)];
   std::vector<PlacementComputer> candidates;
@@ -343,6 +359,12 @@ Result<Allocation> Namespace::AllocateBlock(FileId file, int partition,
   std::vector<std::string> targets;
   for (const std::string& t : p.targets)
     if (usable(t)) targets.push_back(t);
+  // An output file's partitions are written by vertex runs anywhere in the
+  // cluster: the writer's computer holds the first replica, as for any file
+  // placed by the writer rule.
+  bool writer_first = !f.output_job.empty() && mode.ok() &&
+                      mode->kind == PlacementMode::Kind::kWriter && usable(req.writer);
+  if (writer_first && (targets.empty() || targets.front() != req.writer)) targets = {req.writer};
   if (!f.scratch_job.empty()) {
     if (targets.empty()) {
       return Unavailable(fmt::format("scratch file {} is kept on computer {}, which is {}", f.path,
@@ -362,6 +384,7 @@ Result<Allocation> Namespace::AllocateBlock(FileId file, int partition,
   b.id = next_block_;
   b.file = f.id;
   b.partition = partition;
+  b.run = req.run;
   Change c;
   PutFile(&c, f);
   PutBlock(&c, b);
@@ -370,21 +393,28 @@ Result<Allocation> Namespace::AllocateBlock(FileId file, int partition,
   return Allocation{b.id, std::move(targets)};
 }
 
+bool Namespace::File::complete() const {
+  return std::all_of(partitions.begin(), partitions.end(),
+                     [](const Partition& p) { return p.committed; });
+}
+
 Result<bool> Namespace::CommitPartition(FileId file, int partition,
                                         const std::vector<CommitBlock>& blocks, Timestamp now,
                                         Deletions* deletions) {
-  COPSE_ASSIGN_OR_RETURN(const File* fp, PendingFile(file, partition));
-  File f = *fp;
-  Change c;
+  return CommitPartitions(file, {PartitionCommit{partition, blocks}}, now, deletions);
+}
+
+// Records `commit`'s blocks as committed in `c`.
+Status Namespace::CommitBlocks(const File& f, const PartitionCommit& commit, Change* c) const {
   std::set<BlockId> named;
-  for (const CommitBlock& cb : blocks) {
+  for (const CommitBlock& cb : commit.blocks) {
     auto it = blocks_.find(cb.id);
-    if (it == blocks_.end() || it->second.file != file || it->second.partition != partition ||
-        it->second.committed) {
+    if (it == blocks_.end() || it->second.file != f.id ||
+        it->second.partition != commit.partition || it->second.committed) {
       return InvalidArgument(fmt::format(
           "block {} is not an uncommitted block of partition {} of {} (collected after the grace "
           "period?)",
-          cb.id, partition, f.path));
+          cb.id, commit.partition, f.path));
     }
     if (!named.insert(cb.id).second)
       return InvalidArgument(fmt::format("block {} is named twice", cb.id));
@@ -399,20 +429,40 @@ Result<bool> Namespace::CommitPartition(FileId file, int partition,
     b.size = cb.size;
     for (const std::string& r : cb.replicas)
       if (!Contains(b.replicas, r)) b.replicas.push_back(r);
-    PutBlock(&c, b);
+    PutBlock(c, b);
   }
+  return Status::Ok();
+}
+
+Result<bool> Namespace::CommitPartitions(FileId file, const std::vector<PartitionCommit>& commits,
+                                         Timestamp now, Deletions* deletions) {
+  if (commits.empty())
+    return InvalidArgument(fmt::format("no partition of file {} to commit", file));
+  std::map<int, const PartitionCommit*> by_partition;
+  for (const PartitionCommit& pc : commits) {
+    COPSE_RETURN_IF_ERROR(PendingFile(file, pc.partition).status());
+    if (!by_partition.emplace(pc.partition, &pc).second)
+      return InvalidArgument(fmt::format("partition {} is committed twice", pc.partition));
+  }
+  File f = files_.at(file);
+  Change c;
+  for (const PartitionCommit& pc : commits) {
+    COPSE_RETURN_IF_ERROR(CommitBlocks(f, pc, &c));
+    Partition& p = f.partitions[static_cast<size_t>(pc.partition)];
+    p.committed = true;
+    p.blocks.clear();
+    for (const CommitBlock& cb : pc.blocks) p.blocks.push_back(cb.id);
+  }
+  // Blocks allocated for these partitions and not named (a rewritten block,
+  // or another run's copy of the partition) are dropped.
   for (const auto& [id, b] : blocks_) {
-    if (b.file == file && b.partition == partition && !b.committed && !named.count(id))
-      RemoveBlock(&c, b, deletions);
+    if (b.file != file || b.committed || !by_partition.count(b.partition) || c.blocks.count(id))
+      continue;
+    RemoveBlock(&c, b, deletions);
   }
-  Partition& p = f.partitions[static_cast<size_t>(partition)];
-  p.committed = true;
-  p.blocks.clear();
-  for (const CommitBlock& cb : blocks) p.blocks.push_back(cb.id);
   f.last_activity = now;
-  bool all = std::all_of(f.partitions.begin(), f.partitions.end(),
-                         [](const Partition& q) { return q.committed; });
-  if (all) f.visible = true;
+  // A job's output file becomes visible when the job's outputs are published.
+  if (f.output_job.empty() && f.complete()) f.visible = true;
   PutFile(&c, f);
   COPSE_RETURN_IF_ERROR(Commit(std::move(c)));
   return f.visible;
@@ -420,8 +470,16 @@ Result<bool> Namespace::CommitPartition(FileId file, int partition,
 
 Status Namespace::Abandon(FileId file, Deletions* deletions) {
   auto it = files_.find(file);
-  if (it == files_.end() || it->second.visible)
+  // A scratch file is visible from the start: it is written until every
+  // partition is committed.
+  if (it == files_.end() ||
+      (it->second.scratch_job.empty() ? it->second.visible : it->second.complete()))
     return NotFound(fmt::format("file {} is not being written", file));
+  if (!it->second.output_job.empty()) {
+    return FailedPrecondition(fmt::format(
+        "{} is an output of job {}: it is dropped with the job's outputs, not by a writer",
+        it->second.path, it->second.output_job));
+  }
   Change c;
   RemoveFile(&c, it->second, deletions);
   return Commit(std::move(c));
@@ -438,6 +496,8 @@ FileView Namespace::View(const File& f) const {
   v.placement = f.placement;
   v.writer = f.writer;
   v.scratch_job = f.scratch_job;
+  v.output_job = f.output_job;
+  v.run = f.run;
   for (const Partition& p : f.partitions) {
     PartitionView pv;
     pv.committed = p.committed;
@@ -521,23 +581,10 @@ Status Namespace::Delete(const std::string& path, Deletions* deletions) {
   return Commit(std::move(c));
 }
 
-Result<int> Namespace::DeleteJob(const std::string& job, Deletions* deletions) {
-  if (!ValidJobName(job)) return InvalidArgument(fmt::format("'{}' is not a valid job name", job));
-  Change c;
-  int n = 0;
-  for (const auto& [id, f] : files_) {
-    if (f.scratch_job != job) continue;
-    RemoveFile(&c, f, deletions);
-    ++n;
-  }
-  COPSE_RETURN_IF_ERROR(Commit(std::move(c)));
-  return n;
-}
-
 Status Namespace::CollectExpired(Timestamp now, Deletions* deletions) {
   Change c;
   for (auto& [id, f] : files_) {
-    if (now - f.last_activity <= options_.uncommitted_grace) continue;
+    if (now - f.last_activity <= options_.uncommitted_grace || !f.output_job.empty()) continue;
     if (!f.visible) {
       RemoveFile(&c, f, deletions);
       continue;

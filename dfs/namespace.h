@@ -17,6 +17,19 @@
 // job's scratch files; blocks of uncommitted partitions are dropped after the
 // grace period.
 //
+// Job outputs: a job's root creates each output file with the job's id
+// (CreateRequest::output_job); vertex runs find it (OpenOutput) and commit
+// its partitions, the first commit of a partition winning (a later one fails
+// with kAlreadyExists and the losers' blocks are dropped). Such a file stays
+// invisible when its last partition commits and is never collected by the
+// grace period; PublishJobOutputs makes all of a job's output files visible
+// at once, DropJobOutputs deletes them.
+//
+// Writer identity: files and blocks record the task run that created them
+// (RunId). AbandonRun drops what a run that ended without completing left:
+// its unfinished files, and its uncommitted blocks in others' files (a job's
+// outputs).
+//
 // Operations that remove blocks add, per computer, the block ids it should
 // delete to a Deletions map; the caller sends them. Pure logic: time is passed
 // in, liveness and placement inputs are arguments.
@@ -68,7 +81,9 @@ struct FileView {
   std::string placement;
   std::string writer;
   std::string scratch_job;
-  uint64_t size = 0;  // committed bytes
+  std::string output_job;  // non-empty: a pending output file of this job
+  RunId run;               // the run that created it
+  uint64_t size = 0;       // committed bytes
   std::vector<PartitionView> partitions;
 };
 
@@ -79,6 +94,24 @@ struct CreateRequest {
   PlacementMode placement;
   std::string writer;       // empty: outside the cluster
   std::string scratch_job;  // non-empty: a scratch file of this job
+  std::string output_job;   // non-empty: an output file of this job (see above)
+  RunId run;                // the task run creating it (empty: none)
+};
+
+struct BlockRequest {
+  FileId file = 0;
+  int partition = 0;
+  std::set<std::string> exclude;  // computers that failed this writer
+  // The writer's computer: an output file's block is placed by the HDFS rule
+  // from the run writing it, not from the root that created the file.
+  std::string writer;
+  RunId run;  // the task run writing the block
+};
+
+// What AbandonRun dropped.
+struct DroppedWrites {
+  int files = 0;   // unfinished files the run created
+  int blocks = 0;  // the run's uncommitted blocks in other files
 };
 
 struct CreateResult {
@@ -113,18 +146,47 @@ class Namespace {
   Result<CreateResult> Create(const CreateRequest& request,
                               const std::vector<PlacementComputer>& live, std::mt19937_64& rng,
                               Timestamp now);
-  // A new block for `partition` and the computers to write it to: the
+  // A new block for a partition and the computers to write it to: the
   // partition's replica set without dead or `exclude`d computers, completed
-  // by placement.
-  Result<Allocation> AllocateBlock(FileId file, int partition, const std::set<std::string>& exclude,
+  // by placement (for an output file, from the request's writer). Fails with
+  // kAlreadyExists when the partition is committed.
+  Result<Allocation> AllocateBlock(const BlockRequest& request,
                                    const std::vector<PlacementComputer>& live, std::mt19937_64& rng,
                                    Timestamp now);
   // Commits a partition's blocks (in order). Blocks allocated for it but not
-  // named are dropped. Returns true when the file is visible now.
+  // named (another run's, say) are dropped. Returns true when the file is
+  // visible now. A committed partition fails with kAlreadyExists.
   Result<bool> CommitPartition(FileId file, int partition, const std::vector<CommitBlock>& blocks,
                                Timestamp now, Deletions* deletions);
-  // Drops a file that is still being written, with its blocks.
+  // Commits several partitions of `file` in one store write: all or none.
+  Result<bool> CommitPartitions(FileId file, const std::vector<PartitionCommit>& partitions,
+                                Timestamp now, Deletions* deletions);
+  // Drops a file that is still being written (a scratch file with a
+  // partition not committed, too), with its blocks. A job's output file is
+  // refused (DropJobOutputs drops those).
   Status Abandon(FileId file, Deletions* deletions);
+
+  // ---- jobs (namespace_jobs.cc)
+  // The pending output file at `path`: kNotFound when there is none.
+  Result<FileView> OpenOutput(const std::string& path) const;
+  // Makes every pending output file of `job` visible in one store write.
+  // Fails with kFailedPrecondition naming the first partition not committed;
+  // nothing is published then. Returns how many files were published (0 when
+  // the job has none pending).
+  Result<int> PublishJobOutputs(const std::string& job);
+  // Deletes every scratch file of `job`; returns how many.
+  Result<int> DeleteJob(const std::string& job, Deletions* deletions);
+  // Deletes every pending output file of `job` with its blocks; returns how many.
+  Result<int> DropJobOutputs(const std::string& job, Deletions* deletions);
+  // Drops what run `run` left unfinished: every file it created that is not
+  // complete (a scratch file with a partition not committed, a regular file
+  // not visible) with its blocks, and its uncommitted blocks in other files.
+  // Committed partitions of a job's output files stay.
+  Result<DroppedWrites> AbandonRun(const RunId& run, Deletions* deletions);
+  // The jobs with pending output files, and the jobs with scratch files, in
+  // order (a master starting up drops those of jobs that are gone).
+  std::vector<std::string> PendingOutputJobs() const;
+  std::vector<std::string> ScratchJobs() const;
 
   // A visible file or a scratch file.
   Result<FileView> Stat(const std::string& path) const;
@@ -132,8 +194,6 @@ class Namespace {
   Result<std::vector<ListEntry>> List(const std::string& path) const;
   // Deletes a visible or scratch file; its blocks go to `deletions`.
   Status Delete(const std::string& path, Deletions* deletions);
-  // Deletes every scratch file of `job`; returns how many.
-  Result<int> DeleteJob(const std::string& job, Deletions* deletions);
 
   // A worker's full report of its committed blocks: records the replicas,
   // forgets the ones it no longer holds, and asks it to delete blocks nobody
@@ -147,6 +207,7 @@ class Namespace {
   Status DropReplica(BlockId id, const std::string& computer);
 
   // Drops files and blocks whose writers went quiet for the grace period.
+  // A job's pending output files are left to the job.
   Status CollectExpired(Timestamp now, Deletions* deletions);
 
   // Every committed block with its replicas, for re-replication.
@@ -164,6 +225,7 @@ class Namespace {
     uint64_t size = 0;
     bool committed = false;
     std::vector<std::string> replicas;
+    RunId run;
   };
   struct Partition {
     bool committed = false;
@@ -178,8 +240,11 @@ class Namespace {
     std::string placement;
     std::string writer;
     std::string scratch_job;
+    std::string output_job;  // pending output of this job
+    RunId run;
     std::vector<Partition> partitions;
     Timestamp last_activity{0};
+    bool complete() const;  // every partition committed
   };
   // Pending writes, applied to memory only once the store has them.
   struct Change {
@@ -197,6 +262,9 @@ class Namespace {
   void RemoveBlock(Change* c, const Block& b, Deletions* deletions) const;
   void RemoveFile(Change* c, const File& f, Deletions* deletions) const;
   Result<const File*> PendingFile(FileId id, int partition) const;
+  Status CommitBlocks(const File& f, const PartitionCommit& commit, Change* c) const;
+  // Removes every file whose `role` (scratch_job or output_job) is `job`.
+  Result<int> RemoveFilesOf(const std::string& job, std::string File::*role, Deletions* deletions);
   Status CheckNewPath(const CreateRequest& request) const;
   FileView View(const File& f) const;
   std::vector<std::vector<std::string>> ReplicaSets(const File& f) const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dfs/namespace_testing.h"
 #include "dfs/paths.h"
 
 namespace copse::dfs {
@@ -9,26 +10,13 @@ namespace {
 
 using std::chrono::seconds;
 
-std::vector<PlacementComputer> Live(std::vector<std::string> except = {}) {
-  std::vector<PlacementComputer> out;
-  for (const char* c : {"c00", "c01", "c02", "c10", "c11", "c12"}) {
-    if (std::find(except.begin(), except.end(), c) != except.end()) continue;
-    out.push_back({c, std::string("r") + c[1]});
-  }
-  return out;
-}
+using testing::Live;
 
 class NamespaceTest : public ::testing::Test {
  protected:
   NamespaceTest() : ns_(Options(), store_) { EXPECT_TRUE(ns_.Load(now_).ok()); }
 
-  static NamespaceOptions Options() {
-    NamespaceOptions o;
-    o.block_size = 1000;
-    o.default_replication = 3;
-    o.uncommitted_grace = seconds(60);
-    return o;
-  }
+  static NamespaceOptions Options() { return testing::SmallNamespace(); }
 
   CreateResult Create(const std::string& path, int partitions, const std::string& writer = "c00",
                       const std::string& job = "") {
@@ -45,7 +33,7 @@ class NamespaceTest : public ::testing::Test {
   // Allocates and commits one block of `size` bytes on its targets.
   Result<bool> WritePartition(FileId file, int partition, uint64_t size) {
     COPSE_ASSIGN_OR_RETURN(Allocation a,
-                           ns_.AllocateBlock(file, partition, {}, Live(), rng_, now_));
+                           ns_.AllocateBlock({file, partition, {}}, Live(), rng_, now_));
     return ns_.CommitPartition(file, partition, {{a.id, size, a.targets}}, now_, &deletions_);
   }
 
@@ -97,7 +85,7 @@ TEST_F(NamespaceTest, NamespaceSurvivesARestart) {
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->partitions[0].blocks[0].replicas, ns_.Stat("/a")->partitions[0].blocks[0].replicas);
   // The pending write can go on against the restarted namespace...
-  auto a = again.AllocateBlock(pending.id, 0, {}, Live(), rng_, now_);
+  auto a = again.AllocateBlock({pending.id, 0, {}}, Live(), rng_, now_);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_GT(a->id, st->partitions[0].blocks[0].id);  // ids are never reused
   ASSERT_TRUE(again.CommitPartition(pending.id, 0, {{a->id, 5, {"c01"}}}, now_, &deletions_).ok());
@@ -113,7 +101,7 @@ TEST_F(NamespaceTest, NamespaceSurvivesARestart) {
 TEST_F(NamespaceTest, AFailedStoreWriteChangesNothing) {
   CreateResult f = Create("/a", 1);
   store_.FailNextApply(IoError("disk on fire"));
-  auto a = ns_.AllocateBlock(f.id, 0, {}, Live(), rng_, now_);
+  auto a = ns_.AllocateBlock({f.id, 0, {}}, Live(), rng_, now_);
   EXPECT_EQ(a.status().code(), StatusCode::kIoError);
   EXPECT_EQ(ns_.block_count(), 0u);
   store_.FailNextApply(IoError("disk on fire"));
@@ -126,7 +114,7 @@ TEST_F(NamespaceTest, AFailedStoreWriteChangesNothing) {
 TEST_F(NamespaceTest, AbandonedAndExpiredWritesLeaveNothing) {
   CreateResult f = Create("/a", 2);
   ASSERT_TRUE(WritePartition(f.id, 0, 10).ok());
-  auto stored = ns_.AllocateBlock(f.id, 1, {}, Live(), rng_, now_);
+  auto stored = ns_.AllocateBlock({f.id, 1, {}}, Live(), rng_, now_);
   ASSERT_TRUE(stored.ok());
   ASSERT_TRUE(ns_.BlockStored("c11", stored->id, 10, &deletions_).ok());
   ASSERT_TRUE(ns_.Abandon(f.id, &deletions_).ok());
@@ -137,7 +125,7 @@ TEST_F(NamespaceTest, AbandonedAndExpiredWritesLeaveNothing) {
   // The path is free again.
   CreateResult g = Create("/a", 1);
   // A writer that goes quiet is dropped after the grace period, not before.
-  ASSERT_TRUE(ns_.AllocateBlock(g.id, 0, {}, Live(), rng_, now_).ok());
+  ASSERT_TRUE(ns_.AllocateBlock({g.id, 0, {}}, Live(), rng_, now_).ok());
   ASSERT_TRUE(ns_.CollectExpired(now_ + seconds(60), &deletions_).ok());
   EXPECT_EQ(ns_.file_count(), 1u);
   ASSERT_TRUE(ns_.CollectExpired(now_ + seconds(61), &deletions_).ok());
@@ -147,11 +135,11 @@ TEST_F(NamespaceTest, AbandonedAndExpiredWritesLeaveNothing) {
 
 TEST_F(NamespaceTest, RetriedBlocksAreDroppedOnCommit) {
   CreateResult f = Create("/a", 1);
-  auto first = ns_.AllocateBlock(f.id, 0, {}, Live(), rng_, now_);
+  auto first = ns_.AllocateBlock({f.id, 0, {}}, Live(), rng_, now_);
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(ns_.BlockStored("c10", first->id, 10, &deletions_).ok());
   // The first pipeline failed at its head; the writer retries without it.
-  auto second = ns_.AllocateBlock(f.id, 0, {first->targets[0]}, Live(), rng_, now_);
+  auto second = ns_.AllocateBlock({f.id, 0, {first->targets[0]}}, Live(), rng_, now_);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(std::count(second->targets.begin(), second->targets.end(), first->targets[0]), 0);
   EXPECT_EQ(second->targets.size(), 3u);
@@ -164,8 +152,8 @@ TEST_F(NamespaceTest, RetriedBlocksAreDroppedOnCommit) {
 TEST_F(NamespaceTest, CommitChecksItsBlocks) {
   CreateResult f = Create("/a", 1);
   CreateResult g = Create("/b", 1);
-  auto a = ns_.AllocateBlock(f.id, 0, {}, Live(), rng_, now_);
-  auto b = ns_.AllocateBlock(g.id, 0, {}, Live(), rng_, now_);
+  auto a = ns_.AllocateBlock({f.id, 0, {}}, Live(), rng_, now_);
+  auto b = ns_.AllocateBlock({g.id, 0, {}}, Live(), rng_, now_);
   ASSERT_TRUE(a.ok() && b.ok());
   auto foreign = ns_.CommitPartition(f.id, 0, {{b->id, 10, {"c00"}}}, now_, &deletions_);
   EXPECT_EQ(foreign.status().code(), StatusCode::kInvalidArgument);
@@ -247,7 +235,7 @@ TEST_F(NamespaceTest, ScratchPartitionsAreReadableOneByOneAndDieWithTheirJob) {
   auto f = ns_.Create(req, Live(), rng_, now_);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(f->replication, 1);
-  auto a = ns_.AllocateBlock(f->id, 1, {}, Live(), rng_, now_);
+  auto a = ns_.AllocateBlock({f->id, 1, {}}, Live(), rng_, now_);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->targets, std::vector<std::string>{"c11"});
   ASSERT_TRUE(ns_.CommitPartition(f->id, 1, {{a->id, 10, {"c11"}}}, now_, &deletions_).ok());
@@ -257,11 +245,11 @@ TEST_F(NamespaceTest, ScratchPartitionsAreReadableOneByOneAndDieWithTheirJob) {
   EXPECT_TRUE(st->partitions[1].committed);
   EXPECT_EQ(st->partitions[1].blocks[0].replicas, std::vector<std::string>{"c11"});
   // A partition whose writer is gone cannot be written.
-  auto dead = ns_.AllocateBlock(f->id, 2, {}, Live({"c11"}), rng_, now_);
+  auto dead = ns_.AllocateBlock({f->id, 2, {}}, Live({"c11"}), rng_, now_);
   EXPECT_EQ(dead.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(dead.status().message().find("kept on computer c11"), std::string::npos);
   // Uncommitted scratch blocks are collected after the grace period only.
-  auto b = ns_.AllocateBlock(f->id, 0, {}, Live(), rng_, now_);
+  auto b = ns_.AllocateBlock({f->id, 0, {}}, Live(), rng_, now_);
   ASSERT_TRUE(ns_.BlockStored("c11", b->id, 4, &deletions_).ok());
   ASSERT_TRUE(ns_.CollectExpired(now_ + seconds(30), &deletions_).ok());
   EXPECT_EQ(ns_.block_count(), 2u);
@@ -278,7 +266,7 @@ TEST_F(NamespaceTest, ScratchPartitionsAreReadableOneByOneAndDieWithTheirJob) {
 
 TEST_F(NamespaceTest, BlockReportsReconcileReplicas) {
   CreateResult f = Create("/a", 1);
-  auto a = ns_.AllocateBlock(f.id, 0, {}, Live(), rng_, now_);
+  auto a = ns_.AllocateBlock({f.id, 0, {}}, Live(), rng_, now_);
   ASSERT_TRUE(ns_.CommitPartition(f.id, 0, {{a->id, 10, {"c00", "c10"}}}, now_, &deletions_).ok());
   // c10 lost the block, c12 has a copy nobody recorded, c00 has a stranger.
   ASSERT_TRUE(ns_.ReportBlocks("c10", {}, &deletions_).ok());
@@ -308,7 +296,7 @@ TEST_F(NamespaceTest, ColocateAndConfineRecordTheirPlacement) {
   auto g = ns_.Create(req, Live(), rng_, now_);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   for (int p = 0; p < 3; ++p) {
-    auto a = ns_.AllocateBlock(g->id, p, {}, Live(), rng_, now_);
+    auto a = ns_.AllocateBlock({g->id, p, {}}, Live(), rng_, now_);
     ASSERT_TRUE(a.ok());
     EXPECT_EQ(a->targets, ns_.Stat("/left")->partitions[static_cast<size_t>(p)].blocks[0].replicas);
   }
@@ -320,7 +308,7 @@ TEST_F(NamespaceTest, ColocateAndConfineRecordTheirPlacement) {
   auto c = ns_.Create(req, Live(), rng_, now_);
   ASSERT_TRUE(c.ok());
   // A failed computer is replaced inside the rack.
-  auto a = ns_.AllocateBlock(c->id, 0, {"c10"}, Live(), rng_, now_);
+  auto a = ns_.AllocateBlock({c->id, 0, {"c10"}}, Live(), rng_, now_);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->targets.size(), 2u);  // only c11 and c12 remain in r1
   for (const auto& t : a->targets) EXPECT_EQ(t[1], '1');

@@ -2,12 +2,22 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string_view>
 
 namespace copse::dfs {
 
 std::string ScratchPath(const std::string& job, const std::string& name) {
   return std::string(kScratchRoot) + "/" + job + "/" + name;
+}
+
+Status ValidateJobName(const std::string& job) {
+  bool ok = !job.empty() && job.size() <= 128 && std::all_of(job.begin(), job.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!ok) return InvalidArgument(fmt::format("'{}' is not a valid job name", job));
+  return Status::Ok();
 }
 
 Status ValidatePath(const std::string& path) {

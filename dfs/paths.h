@@ -1,7 +1,6 @@
-// DFS paths: the rules every path obeys and the scratch area where jobs keep
-// their intermediate files (DESIGN.md §6). The name service enforces them;
-// clients may check a path before sending it.
-// Thread-safety: pure functions, thread-safe.
+// DFS paths: the rules every path obeys, the scratch area where jobs keep
+// their intermediate files (DESIGN.md §6) and the job names that key it. The name service enforces
+// them; clients may check a path before sending it. Thread-safety: pure functions, thread-safe.
 #pragma once
 
 #include <string>
@@ -14,6 +13,9 @@ inline constexpr const char* kScratchRoot = "/.scratch";
 
 // "/.scratch/JOB/NAME".
 std::string ScratchPath(const std::string& job, const std::string& name);
+// Checks a job name as the DFS keys scratch files and job outputs by it: 1 to
+// 128 letters, digits, '-', '_' or '.'.
+Status ValidateJobName(const std::string& job);
 // Checks a DFS path: absolute, components of printable characters other than
 // '/', no '.' or '..' components, no trailing '/', at most 1024 bytes.
 Status ValidatePath(const std::string& path);

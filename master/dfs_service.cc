@@ -36,6 +36,16 @@ Result<dfs::PlacementMode> ReadPlacement(proto::Placement::Reader p) {
   return m;
 }
 
+std::vector<dfs::CommitBlock> ReadCommitBlocks(capnp::List<proto::CommittedBlock>::Reader list) {
+  std::vector<dfs::CommitBlock> blocks;
+  for (auto b : list) {
+    dfs::CommitBlock cb{b.getBlockId(), b.getSize(), {}};
+    for (auto r : b.getReplicas()) cb.replicas.push_back(r);
+    blocks.push_back(std::move(cb));
+  }
+  return blocks;
+}
+
 }  // namespace
 
 DfsService::DfsService(asio::io_context& io, const ClusterConfig& config, const Clock& clock,
@@ -151,6 +161,12 @@ Status DfsService::Request(net::Connection& conn, Reader root) {
     case DfsMessage::COMMIT_PARTITION:
       s = OnCommitPartition(root.getCommitPartition(), out, now);
       break;
+    case DfsMessage::COMMIT_PARTITIONS:
+      s = OnCommitPartitions(root.getCommitPartitions(), out, now);
+      break;
+    case DfsMessage::OPEN_OUTPUT:
+      s = OnOpenOutput(root.getOpenOutput(), out);
+      break;
     case DfsMessage::ABANDON_FILE:
       s = OnAbandonFile(root.getAbandonFile(), out);
       break;
@@ -212,21 +228,26 @@ Status DfsService::OnCreateFile(proto::CreateFile::Reader c, Builder out, Timest
   req.replication = static_cast<int>(c.getReplication());
   req.writer = c.getWriter();
   req.scratch_job = c.getScratchJob();
+  req.output_job = c.getOutputJob();
+  req.run = {c.getTask(), c.getAttempt()};
   COPSE_ASSIGN_OR_RETURN(req.placement, ReadPlacement(c.getPlacement()));
   COPSE_ASSIGN_OR_RETURN(dfs::CreateResult r, names_.Create(req, now));
   auto cr = out.initCreateFileReply();
   cr.setFileId(r.id);
   cr.setReplication(static_cast<uint32_t>(r.replication));
   cr.setBlockSize(static_cast<uint64_t>(config_.block_size_bytes));
+  cr.setScratch(!req.scratch_job.empty());
   return Status::Ok();
 }
 
 Status DfsService::OnAllocateBlock(proto::AllocateBlock::Reader a, Builder out, Timestamp now) {
-  std::set<std::string> exclude;
-  for (auto e : a.getExclude()) exclude.insert(e);
-  COPSE_ASSIGN_OR_RETURN(
-      dfs::BlockAllocation r,
-      names_.AllocateBlock(a.getFileId(), static_cast<int>(a.getPartition()), exclude, now));
+  dfs::BlockRequest req;
+  req.file = a.getFileId();
+  req.partition = static_cast<int>(a.getPartition());
+  for (auto e : a.getExclude()) req.exclude.insert(e);
+  req.writer = a.getWriter();
+  req.run = {a.getTask(), a.getAttempt()};
+  COPSE_ASSIGN_OR_RETURN(dfs::BlockAllocation r, names_.AllocateBlock(req, now));
   auto ar = out.initAllocateBlockReply();
   ar.setBlockId(r.id);
   auto list = ar.initTargets(static_cast<unsigned>(r.targets.size()));
@@ -234,18 +255,32 @@ Status DfsService::OnAllocateBlock(proto::AllocateBlock::Reader a, Builder out, 
   return Status::Ok();
 }
 
-Status DfsService::OnCommitPartition(proto::CommitPartition::Reader c, Builder out,
-                                     Timestamp now) {
-  std::vector<dfs::CommitBlock> blocks;
-  for (auto b : c.getBlocks()) {
-    dfs::CommitBlock cb{b.getBlockId(), b.getSize(), {}};
-    for (auto r : b.getReplicas()) cb.replicas.push_back(r);
-    blocks.push_back(std::move(cb));
-  }
-  COPSE_ASSIGN_OR_RETURN(bool visible, names_.CommitPartition(
-                                           c.getFileId(), static_cast<int>(c.getPartition()),
-                                           blocks, now));
+Status DfsService::OnCommitPartition(proto::CommitPartition::Reader c, Builder out, Timestamp now) {
+  COPSE_ASSIGN_OR_RETURN(bool visible,
+                         names_.CommitPartition(c.getFileId(), static_cast<int>(c.getPartition()),
+                                                ReadCommitBlocks(c.getBlocks()), now));
   out.initCommitPartitionReply().setFileVisible(visible);
+  return Status::Ok();
+}
+
+Status DfsService::OnCommitPartitions(proto::CommitPartitions::Reader c, Builder out,
+                                      Timestamp now) {
+  std::vector<dfs::PartitionCommit> partitions;
+  for (auto p : c.getPartitions())
+    partitions.push_back({static_cast<int>(p.getPartition()), ReadCommitBlocks(p.getBlocks())});
+  COPSE_ASSIGN_OR_RETURN(bool visible, names_.CommitPartitions(c.getFileId(), partitions, now));
+  out.initCommitPartitionReply().setFileVisible(visible);
+  return Status::Ok();
+}
+
+Status DfsService::OnOpenOutput(proto::OpenOutput::Reader o, Builder out) {
+  COPSE_ASSIGN_OR_RETURN(dfs::OutputFileInfo f, names_.OpenOutput(o.getPath()));
+  auto r = out.initOpenOutputReply();
+  r.setFileId(f.id);
+  r.setPartitions(static_cast<uint32_t>(f.partitions));
+  r.setBlockSize(f.block_size);
+  r.setReplication(static_cast<uint32_t>(f.replication));
+  r.setJob(f.job);
   return Status::Ok();
 }
 

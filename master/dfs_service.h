@@ -66,6 +66,8 @@ class DfsService final : public ProtocolService,
   Status OnCreateFile(proto::CreateFile::Reader r, Builder out, Timestamp now);
   Status OnAllocateBlock(proto::AllocateBlock::Reader r, Builder out, Timestamp now);
   Status OnCommitPartition(proto::CommitPartition::Reader r, Builder out, Timestamp now);
+  Status OnCommitPartitions(proto::CommitPartitions::Reader r, Builder out, Timestamp now);
+  Status OnOpenOutput(proto::OpenOutput::Reader r, Builder out);
   Status OnAbandonFile(proto::AbandonFile::Reader r, Builder out);
   Status OnListFiles(proto::ListFiles::Reader r, Builder out);
   Status OnStatFile(proto::StatFile::Reader r, Builder out);

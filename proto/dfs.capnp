@@ -2,8 +2,9 @@
 # The DFS protocol (frames with protocol id 4, dfs). Three conversations use it:
 #
 #   client  -> master   the name service: create, allocate, commit, list, stat,
-#                       delete, report a bad replica. Every request gets one
-#                       reply: the matching *Reply, or an Error.
+#                       delete, open a job's pending output file, report a
+#                       bad replica. Every request gets one reply: the
+#                       matching *Reply, or an Error.
 #   worker <-> master   on the worker's registration connection: the worker
 #                       reports the blocks it holds, each block it stores and
 #                       each bad replica it finds; the master tells it to
@@ -21,7 +22,12 @@
 #                    worker forwards everything to the next replica of the
 #                    pipeline, answers ChunkAck once a chunk is stored here and
 #                    downstream, and WriteAck (or Error) after WriteEnd, once
-#                    the block is synced and committed.
+#                    the block is committed (flushed and synced, unless
+#                    WriteBlock said noSync: scratch data).
+#
+# Writer identity: a client running as a task run of the engine sends its
+# task id and attempt with CreateFile and AllocateBlock (0: not a task), so
+# the master can drop what a run that ended without completing left behind.
 #
 # The records at the end are how the master stores its namespace in RocksDB.
 
@@ -64,18 +70,28 @@ struct CreateFile {
   placement @3 :Placement;
   writer @4 :Text;          # the writer's computer; empty: outside the cluster
   scratchJob @5 :Text;      # non-empty: a scratch file of this job (replication 1)
+  task @6 :UInt64;          # the writing task run (0: not a task)
+  attempt @7 :UInt32;
+  # Non-empty: an output file of this job (the job's root creates it, vertex
+  # runs commit its partitions, OpenOutput finds it); invisible until the
+  # master publishes the job's outputs.
+  outputJob @8 :Text;
 }
 
 struct CreateFileReply {
   fileId @0 :UInt64;
   blockSize @1 :UInt64;
   replication @2 :UInt32;
+  scratch @3 :Bool;         # a scratch file: its blocks are written with noSync
 }
 
 struct AllocateBlock {
   fileId @0 :UInt64;
   partition @1 :UInt32;
   exclude @2 :List(Text);   # computers that failed this writer
+  task @3 :UInt64;          # the writing task run (0: not a task)
+  attempt @4 :UInt32;
+  writer @5 :Text;          # the writer's computer (an output file's first replica)
 }
 
 struct AllocateBlockReply {
@@ -95,8 +111,33 @@ struct CommitPartition {
   blocks @2 :List(CommittedBlock);
 }
 
+# Several partitions of one file at once, all or nothing (a writer of many
+# buckets commits them in one round trip). Answered by CommitPartitionReply.
+struct CommitPartitions {
+  fileId @0 :UInt64;
+  partitions @1 :List(PartitionBlocks);
+}
+
+struct PartitionBlocks {
+  partition @0 :UInt32;
+  blocks @1 :List(CommittedBlock);  # empty: an empty partition
+}
+
 struct CommitPartitionReply {
   fileVisible @0 :Bool;     # every partition is committed now
+}
+
+# A vertex run finds the pending output file it writes a partition of.
+struct OpenOutput {
+  path @0 :Text;
+}
+
+struct OpenOutputReply {
+  fileId @0 :UInt64;
+  partitions @1 :UInt32;
+  blockSize @2 :UInt64;
+  replication @3 :UInt32;
+  job @4 :Text;
 }
 
 struct AbandonFile {
@@ -237,6 +278,9 @@ struct ReadHeader {
 struct WriteBlock {
   blockId @0 :UInt64;
   pipeline @1 :List(Endpoint);  # the replicas after this one, in order
+  # Commit without a flush or sync (scratch data, which the engine can
+  # regenerate); false, the default: as the worker's [dfs] sync_on_close says.
+  noSync @2 :Bool;
 }
 
 struct ChunkAck {
@@ -286,6 +330,9 @@ struct DfsMessage {
     chunkAck @26 :ChunkAck;
     writeEnd @27 :WriteEnd;
     writeAck @28 :WriteAck;
+    commitPartitions @29 :CommitPartitions;
+    openOutput @30 :OpenOutput;
+    openOutputReply @31 :OpenOutputReply;
   }
 }
 
@@ -306,6 +353,9 @@ struct FileRecord {
   writer @5 :Text;
   scratchJob @6 :Text;
   partitions @7 :List(PartitionRecord);
+  task @8 :UInt64;          # the task run that created it (0: none)
+  attempt @9 :UInt32;
+  outputJob @10 :Text;      # a pending output file of this job
 }
 
 struct BlockRecord {
@@ -315,4 +365,6 @@ struct BlockRecord {
   size @3 :UInt64;
   committed @4 :Bool;
   replicas @5 :List(Text);
+  task @6 :UInt64;          # the task run that allocated it (0: none)
+  attempt @7 :UInt32;
 }

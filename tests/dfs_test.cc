@@ -14,8 +14,11 @@
 #include "common/config.h"
 #include "common/net/auth.h"
 #include "dfs/block_store.h"
+#include "dfs/bucket_writer.h"
 #include "dfs/client.h"
 #include "dfs/local_read.h"
+#include "dfs/meta_store.h"
+#include "dfs/namespace.h"
 #include "tests/harness/harness.h"
 
 namespace copse::testing {
@@ -126,21 +129,51 @@ class DfsTest : public ::testing::Test {
         seconds(10)));
   }
 
-  std::unique_ptr<dfs::DfsClient> Client(const std::string& computer) {
+  // A client on `computer`; `task` > 0: writing for that task run.
+  std::unique_ptr<dfs::DfsClient> Client(const std::string& computer, uint64_t task = 0,
+                                         uint32_t attempt = 0) {
     auto secret = net::LoadSecret(config_.secret_file);
     EXPECT_TRUE(secret.ok());
     dfs::DfsClientOptions o;
     o.computer = computer;
     o.timeout = milliseconds(5000);
+    o.task_id = task;
+    o.attempt = attempt;
     auto c = dfs::DfsClient::Connect(config_, *secret, o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // Every byte of partition `p` of `st`, read by `reader`.
+  static Result<std::string> ReadAll(dfs::DfsClient& reader, const dfs::FileStatus& st, int p) {
+    std::string got;
+    Status s = reader.ReadPartition(st, p, [&](std::span<const uint8_t> b) {
+      got.append(reinterpret_cast<const char*>(b.data()), b.size());
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
+    return got;
+  }
+
+  // The block store of `computer`, opened while its worker is down.
+  std::unique_ptr<dfs::BlockStore> OpenStore(const std::string& computer) {
+    dfs::BlockStoreOptions o;
+    o.dir = dir_.path() / "data" / computer / "blocks";
+    o.computer = computer;
+    o.block_size = static_cast<uint64_t>(config_.block_size_bytes);
+    auto store = dfs::BlockStore::Open(o);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(*store) : nullptr;
   }
 
   TempDir dir_;
   std::filesystem::path config_path_;
   ClusterConfig config_;
 };
+
+std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 TEST_F(DfsTest, PutGetCatLsStatRm) {
   std::string text = TextOf(3 << 20, 1);
@@ -440,6 +473,180 @@ TEST_F(DfsTest, ScratchPartitionWhoseOnlyReplicaIsGoneIsReplicaLost) {
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 1);
   EXPECT_FALSE(reader->Stat("/.scratch/job7/stage0.v1").ok());
+}
+
+// An all-to-all producer on c11 writes 40 buckets at once (some empty, one
+// over two blocks) into one scratch file; every bucket reads back as written,
+// and its blocks were committed on c11 without a sync.
+TEST_F(DfsTest, BucketWriterWritesFortyBucketsOfOneScratchFile) {
+  constexpr int kBuckets = 40;
+  std::vector<std::string> want(kBuckets);
+  std::mt19937_64 rng(7);
+  for (int b = 0; b < kBuckets; ++b) {
+    size_t size = b % 7 == 0 ? 0 : (b == 3 ? (5u << 20) + 321 : rng() % (300u << 10));
+    want[static_cast<size_t>(b)] = TextOf(size, static_cast<uint64_t>(b)).substr(0, size);
+  }
+  auto writer = Client("c11", /*task=*/5, /*attempt=*/1);
+  ASSERT_TRUE(writer);
+  const std::string path = "/.scratch/job9/map.v1";
+  auto w = dfs::BucketWriter::Open(*writer, path, kBuckets, "job9");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  // Interleaved pieces of uneven length, as a producer emits records.
+  std::vector<size_t> at(kBuckets, 0);
+  for (bool more = true; more;) {
+    more = false;
+    for (int b = 0; b < kBuckets; ++b) {
+      const std::string& all = want[static_cast<size_t>(b)];
+      size_t& pos = at[static_cast<size_t>(b)];
+      if (pos >= all.size()) continue;
+      size_t n = std::min<size_t>(1 + rng() % 90'000, all.size() - pos);
+      ASSERT_TRUE((*w)->Append(b, Bytes(all).subspan(pos, n)).ok());
+      pos += n;
+      more = true;
+    }
+  }
+  auto sizes = (*w)->Close();
+  ASSERT_TRUE(sizes.ok()) << sizes.status().ToString();
+  ASSERT_EQ(sizes->size(), static_cast<size_t>(kBuckets));
+  for (int b = 0; b < kBuckets; ++b)
+    EXPECT_EQ((*sizes)[static_cast<size_t>(b)], want[static_cast<size_t>(b)].size()) << b;
+
+  auto reader = Client("c00");
+  ASSERT_TRUE(reader);
+  auto st = reader->Stat(path);
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st->partitions.size(), static_cast<size_t>(kBuckets));
+  std::vector<uint64_t> scratch_blocks;
+  for (int b = 0; b < kBuckets; ++b) {
+    const dfs::PartitionLocation& p = st->partitions[static_cast<size_t>(b)];
+    EXPECT_TRUE(p.committed);
+    for (const dfs::BlockLocation& bl : p.blocks) {
+      scratch_blocks.push_back(bl.id);
+      ASSERT_EQ(bl.replicas.size(), 1u);
+      EXPECT_EQ(bl.replicas[0].where.computer, "c11");
+    }
+    auto got = ReadAll(*reader, *st, b);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_TRUE(*got == want[static_cast<size_t>(b)]) << "bucket " << b << " differs";
+  }
+  EXPECT_EQ(st->partitions[0].blocks.size(), 0u) << "an empty bucket has no block";
+  EXPECT_EQ(st->partitions[3].blocks.size(), 3u) << "5 MiB in 2 MiB blocks";
+  // A regular file written from c11 too, for comparison.
+  auto plain = Client("c11");
+  ASSERT_TRUE(plain->Create("/plain", dfs::CreateOptions{}).ok());
+  ASSERT_TRUE(plain->BeginPartition(0).ok());
+  ASSERT_TRUE(plain->Append(Bytes("synced\n")).ok());
+  ASSERT_TRUE(plain->EndPartition().ok());
+  auto plain_st = reader->Stat("/plain");
+  ASSERT_TRUE(plain_st.ok());
+  uint64_t plain_block = plain_st->partitions[0].blocks[0].id;
+
+  // The worker committed the scratch blocks without a sync, the other one synced.
+  ASSERT_EQ(Copse({"cluster", "down"}).exit_code, 0);
+  auto store = OpenStore("c11");
+  ASSERT_TRUE(store);
+  for (uint64_t id : scratch_blocks) {
+    auto info = store->Stat(id);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_TRUE(info->no_sync) << "block " << id;
+  }
+  auto info = store->Stat(plain_block);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_FALSE(info->no_sync);
+}
+
+// Scratch data has one replica and nothing is kept to write it again: when
+// the writer's worker dies, the bucket writer fails saying where, and
+// abandoning it leaves nothing.
+TEST_F(DfsTest, BucketWriterFailsWhenItsWorkerDies) {
+  auto writer = Client("c11", /*task=*/6);
+  ASSERT_TRUE(writer);
+  const std::string path = "/.scratch/job9/map.v2";
+  auto w = dfs::BucketWriter::Open(*writer, path, 4, "job9");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  std::string chunk(1 << 20, 'x');
+  ASSERT_TRUE((*w)->Append(0, Bytes(chunk)).ok());  // a block is on its way to c11
+  Kill("worker", "c11");
+  Status s;
+  for (int i = 0; i < 64 && s.ok(); ++i) s = (*w)->Append(i % 4, Bytes(chunk));
+  ASSERT_FALSE(s.ok()) << "writes to a dead worker cannot succeed";
+  EXPECT_NE(s.message().find("c11"), std::string::npos) << s.ToString();
+  EXPECT_EQ((*w)->Append(1, Bytes(chunk)).code(), s.code()) << "the writer stays failed";
+  EXPECT_FALSE((*w)->Close().ok());
+  EXPECT_TRUE((*w)->Abandon().ok());
+  EXPECT_EQ(writer->Stat(path).status().code(), StatusCode::kNotFound);
+}
+
+// Two runs of one vertex write the same partition of a job's output file: the
+// first to commit wins, the second learns it with kAlreadyExists, and the
+// file, invisible until the job's outputs are published, holds the winner's
+// bytes.
+TEST_F(DfsTest, FirstRunToCommitAnOutputPartitionWins) {
+  auto root = Client("c00", /*task=*/1);
+  ASSERT_TRUE(root);
+  dfs::CreateOptions co;
+  co.partitions = 2;
+  co.output_job = "42";
+  ASSERT_TRUE(root->Create("/out/result", co).ok());
+  EXPECT_EQ(root->Stat("/out/result").status().code(), StatusCode::kNotFound);
+
+  std::string first = TextOf(3 << 20, 11), second = TextOf(3 << 20, 12), other = TextOf(1000, 13);
+  auto a = Client("c01", /*task=*/10);
+  auto b = Client("c12", /*task=*/11);
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(b->OpenOutputPartition("/out/nowhere", 0).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(a->OpenOutputPartition("/out/result", 0).ok());
+  ASSERT_TRUE(b->OpenOutputPartition("/out/result", 0).ok());
+  ASSERT_TRUE(a->Append(Bytes(first)).ok());
+  ASSERT_TRUE(b->Append(Bytes(second)).ok());
+  auto won = a->EndPartition();
+  ASSERT_TRUE(won.ok()) << won.status().ToString();
+  EXPECT_FALSE(*won) << "a job's output is published by the master, not by its last commit";
+  auto lost = b->EndPartition();
+  EXPECT_EQ(lost.status().code(), StatusCode::kAlreadyExists) << lost.status().ToString();
+  EXPECT_NE(lost.status().message().find("committed by another run"), std::string::npos);
+  auto c = Client("c10", /*task=*/12);
+  ASSERT_TRUE(c->OpenOutputPartition("/out/result", 1).ok());
+  ASSERT_TRUE(c->Append(Bytes(other)).ok());
+  ASSERT_TRUE(c->EndPartition().ok());
+  EXPECT_EQ(root->Stat("/out/result").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Copse({"fs", "ls", "/out"}).exit_code, 1) << "nothing under /out is visible yet";
+
+  // The master publishes the job's outputs (its job service calls the name
+  // service; here the test does, on the stored namespace, while the master is
+  // down), and they are there when it comes back.
+  ASSERT_EQ(Copse({"cluster", "down"}).exit_code, 0);
+  {
+    auto store = dfs::OpenRocksMetaStore(config_.master.data_dir / "namespace");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    dfs::NamespaceOptions o;
+    o.block_size = static_cast<uint64_t>(config_.block_size_bytes);
+    o.default_replication = config_.replication;
+    dfs::Namespace ns(o, **store);
+    ASSERT_TRUE(ns.Load(Timestamp{}).ok());
+    EXPECT_EQ(ns.PendingOutputJobs(), std::vector<std::string>{"42"});
+    auto published = ns.PublishJobOutputs("42");
+    ASSERT_TRUE(published.ok()) << published.status().ToString();
+    EXPECT_EQ(*published, 1);
+  }
+  ASSERT_EQ(Copse({"cluster", "up"}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return FullyReplicated("/out/result", 3); }, seconds(15)))
+      << Stat("/out/result").dump();
+  // Each run's computer holds a replica of every block it wrote (the first).
+  json st = Stat("/out/result");
+  for (auto [p, computer] : {std::pair{0, "c01"}, std::pair{1, "c10"}}) {
+    for (const json& bl : st["partitions"][p]["blocks"]) {
+      std::set<std::string> where;
+      for (const json& r : bl["replicas"]) where.insert(r["computer"].get<std::string>());
+      EXPECT_TRUE(where.count(computer)) << st.dump();
+    }
+  }
+  CommandResult p0 = Copse({"fs", "cat", "/out/result", "--partition", "0"});
+  ASSERT_EQ(p0.exit_code, 0) << p0.err;
+  EXPECT_TRUE(p0.out == first) << "partition 0 holds the first run's bytes";
+  CommandResult p1 = Copse({"fs", "cat", "/out/result", "--partition", "1"});
+  ASSERT_EQ(p1.exit_code, 0) << p1.err;
+  EXPECT_EQ(p1.out, other);
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// NameService's calls for the execution engine, with a fake WorkerSender and
+// explicit times: what they drop reaches the workers as deletions.
+#include "dfs/name_service.h"
+
+#include <gtest/gtest.h>
+
+#include "dfs/paths.h"
+
+namespace copse::dfs {
+namespace {
+
+using std::chrono::seconds;
+
+class FakeSender final : public WorkerSender {
+ public:
+  bool DeleteBlocks(const std::string& computer, const std::vector<BlockId>& blocks) override {
+    deleted[computer].insert(blocks.begin(), blocks.end());
+    return true;
+  }
+  bool Replicate(const std::string&, BlockId, uint64_t, const std::vector<Endpoint>&) override {
+    return true;
+  }
+  std::map<std::string, std::set<BlockId>> deleted;
+};
+
+ClusterConfig TwoRacks() {
+  ClusterConfig c;
+  c.replication = 2;
+  c.block_size_bytes = 2 << 20;
+  for (const char* name : {"c00", "c01", "c10", "c11"}) {
+    ComputerConfig cc;
+    cc.name = name;
+    cc.rack = std::string("r") + name[1];
+    cc.host = "127.0.0.1";
+    c.computers.push_back(cc);
+  }
+  return c;
+}
+
+class NameServiceJobsTest : public ::testing::Test {
+ protected:
+  NameServiceJobsTest() : names_(config_, store_, sender_, NameServiceOptions{}) {
+    EXPECT_TRUE(names_.Load(now_).ok());
+    for (const ComputerConfig& c : config_.computers) {
+      names_.OnComputerUp(c.name, now_);
+      EXPECT_TRUE(names_.OnBlockReport(c.name, {}).ok());
+    }
+  }
+
+  // Run `run` on c10 writes one block of `partition` and the worker reports it.
+  Result<BlockId> WriteBlock(FileId file, int partition, RunId run) {
+    COPSE_ASSIGN_OR_RETURN(BlockAllocation a,
+                           names_.AllocateBlock({file, partition, {}, "c10", run}, now_));
+    COPSE_RETURN_IF_ERROR(names_.OnBlockReceived(a.targets[0].computer, a.id, 5));
+    return a.id;
+  }
+
+  ClusterConfig config_ = TwoRacks();
+  MemMetaStore store_;
+  FakeSender sender_;
+  NameService names_;
+  Timestamp now_{seconds(100)};
+};
+
+TEST_F(NameServiceJobsTest, JobOutputsArePublishedOrDroppedAsAWhole) {
+  CreateRequest req;
+  req.path = "/out";
+  req.partitions = 2;
+  req.writer = "c00";
+  req.output_job = "job1";
+  auto out = names_.Create(req, now_);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->replication, 2);
+  auto open = names_.OpenOutput("/out");
+  ASSERT_TRUE(open.ok()) << open.status().ToString();
+  EXPECT_EQ(open->id, out->id);
+  EXPECT_EQ(open->partitions, 2);
+  EXPECT_EQ(open->block_size, 2u << 20);
+  EXPECT_EQ(open->job, "job1");
+
+  auto a = WriteBlock(out->id, 0, {7, 0});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto loser = WriteBlock(out->id, 0, {8, 0});
+  ASSERT_TRUE(loser.ok());
+  auto won = names_.CommitPartition(out->id, 0, {{*a, 5, {"c10"}}}, now_);
+  ASSERT_TRUE(won.ok()) << won.status().ToString();
+  EXPECT_TRUE(sender_.deleted["c10"].count(*loser)) << "the losing run's block is deleted";
+  EXPECT_EQ(names_.CommitPartition(out->id, 0, {{*loser, 5, {"c10"}}}, now_).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(names_.PublishJobOutputs("job1").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(names_.PendingOutputJobs(), std::vector<std::string>{"job1"});
+
+  auto dropped = names_.DropJobOutputs("job1");
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(*dropped, 1);
+  EXPECT_TRUE(sender_.deleted["c10"].count(*a));
+  EXPECT_TRUE(names_.PendingOutputJobs().empty());
+  EXPECT_EQ(names_.PublishJobOutputs("job1").value(), 0);
+}
+
+TEST_F(NameServiceJobsTest, AbandonRunDeletesWhatTheRunLeft) {
+  CreateRequest req;
+  req.path = ScratchPath("job2", "map.v0");
+  req.partitions = 3;
+  req.writer = "c10";
+  req.scratch_job = "job2";
+  req.run = {9, 1};
+  auto f = names_.Create(req, now_);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(names_.ScratchJobs(), std::vector<std::string>{"job2"});
+  auto b = WriteBlock(f->id, 0, {9, 1});
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(names_.CommitPartitions(f->id, {{0, {{*b, 5, {"c10"}}}}, {1, {}}}, now_).ok());
+  auto other_attempt = names_.AbandonRun(9, 2);
+  ASSERT_TRUE(other_attempt.ok());
+  EXPECT_EQ(other_attempt->files, 0) << "another attempt of the task wrote nothing";
+  auto dropped = names_.AbandonRun(9, 1);
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_EQ(dropped->files, 1);
+  EXPECT_TRUE(sender_.deleted["c10"].count(*b));
+  EXPECT_TRUE(names_.ScratchJobs().empty());
+  // A late report of the block is answered with its deletion.
+  sender_.deleted.clear();
+  ASSERT_TRUE(names_.OnBlockReceived("c10", *b, 5).ok());
+  EXPECT_TRUE(sender_.deleted["c10"].count(*b));
+}
+
+}  // namespace
+}  // namespace copse::dfs
