@@ -1,6 +1,8 @@
 // copse: the Copse command-line tool (DESIGN.md §12).
 //   copse [--config F] cluster up|down|status [--json]
 //   copse fs put|get|cat|ls|stat|rm ...   the DFS (docs/dfs.md)
+//   copse job submit|status|list|wait|kill|logs ...   jobs (docs/jobs.md)
+//   copse run APP --input PATH --output PATH [--partitions N] [--wait]
 //   copse flow ...    runs copse-flow (min-cost-flow tools)
 //   copse bench SUITE ...  runs copse-bench-SUITE (benchmark suites)
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad input, 3 an
@@ -15,6 +17,7 @@
 
 #include "client/cluster_commands.h"
 #include "client/fs_commands.h"
+#include "client/job_commands.h"
 #include "client/launcher.h"
 #include "client/netns.h"
 #include "common/config.h"
@@ -113,6 +116,52 @@ int main(int argc, char** argv) {
   fs_rm->add_option("PATH", fs_options.path, "DFS path")->required();
   fs_rm->fallthrough();
 
+  // copse job ...
+  copse::client::JobOptions job_options;
+  auto* job = app.add_subcommand("job", "submit, inspect and manage jobs");
+  job->require_subcommand(1);
+  job->fallthrough();
+  auto* job_submit = job->add_subcommand("submit", "submit a job spec (JSON); prints its id");
+  job_submit->add_option("SPEC", job_options.spec_file, "the job spec file ('-': stdin)")
+      ->required();
+  job_submit->add_flag("--wait", job_options.wait, "wait for the job to end (exit 1 if it fails)");
+  job_submit->fallthrough();
+  auto add_id = [&](CLI::App* c) {
+    c->add_option("ID", job_options.job, "the job id")->required();
+    c->fallthrough();
+  };
+  auto* job_status = job->add_subcommand("status", "a job's state, stages, runs and bytes");
+  add_id(job_status);
+  job_status->add_flag("--json", job_options.json, "print one JSON document");
+  auto* job_list = job->add_subcommand("list", "every job the master keeps");
+  job_list->add_flag("--json", job_options.json, "print one JSON document");
+  job_list->fallthrough();
+  auto* job_wait = job->add_subcommand("wait", "wait for a job to end (exit 1 if it fails)");
+  add_id(job_wait);
+  auto* job_kill = job->add_subcommand("kill", "kill a job and every process of it");
+  add_id(job_kill);
+  auto* job_history = job->add_subcommand(
+      "history", "every run of a job: vertex and version, attempt, computer, how it ended");
+  add_id(job_history);
+  job_history->add_flag("--json", job_options.json, "print one JSON document");
+  auto* job_logs = job->add_subcommand("logs", "the logs of a job's runs");
+  add_id(job_logs);
+  job_logs->add_option("--vertex", job_options.vertex,
+                       "only STAGE, STAGE[INDEX] or root (default: every run)");
+
+  // copse run APP ...
+  auto* run = app.add_subcommand("run", "run a sample app on DFS files (prints the job id)");
+  run->add_option("APP", job_options.app, "wordcount or prime")->required();
+  run->add_option("--input", job_options.inputs, "input DFS file(s), comma-separated")
+      ->required()
+      ->delimiter(',');
+  run->add_option("--output", job_options.output, "the DFS file to write")->required();
+  run->add_option("--partitions", job_options.partitions, "the output's partitions")
+      ->check(CLI::Range(1, 100000));
+  run->add_option("--name", job_options.name, "the job's name (default: the app's)");
+  run->add_flag("--wait", job_options.wait, "wait for the job to end (exit 1 if it fails)");
+  run->fallthrough();
+
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
   auto* bench = app.add_subcommand(
@@ -173,5 +222,13 @@ int main(int argc, char** argv) {
   if (fs_ls->parsed()) return copse::client::FsList(*config, fs_options);
   if (fs_stat->parsed()) return copse::client::FsStat(*config, fs_options);
   if (fs_rm->parsed()) return copse::client::FsRemove(*config, fs_options);
+  if (job_submit->parsed()) return copse::client::JobSubmit(*config, job_options);
+  if (job_status->parsed()) return copse::client::JobStatus(*config, job_options);
+  if (job_list->parsed()) return copse::client::JobList(*config, job_options);
+  if (job_wait->parsed()) return copse::client::JobWait(*config, job_options);
+  if (job_kill->parsed()) return copse::client::JobKill(*config, job_options);
+  if (job_logs->parsed()) return copse::client::JobLogs(*config, job_options);
+  if (job_history->parsed()) return copse::client::JobHistory(*config, job_options);
+  if (run->parsed()) return copse::client::Run(*config, job_options);
   return 2;
 }

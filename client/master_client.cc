@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "client/netns.h"
 #include "common/net/auth.h"
 #include "common/net/message.h"
 #include "proto/cluster.capnp.h"
+#include "proto/job.capnp.h"
 
 namespace copse::client {
 
@@ -64,6 +66,102 @@ Result<ClusterStatus> MasterClient::GetClusterStatus() {
   });
   if (!s.ok()) return s;
   return out;
+}
+
+Result<std::vector<uint8_t>> MasterClient::JobCall(std::vector<uint8_t> request) {
+  COPSE_RETURN_IF_ERROR(channel_->Send(net::Protocol::kJob, net::PayloadKind::kMessage,
+                                       std::move(request), timeout_));
+  COPSE_ASSIGN_OR_RETURN(net::Frame frame, channel_->Receive(timeout_));
+  if (frame.protocol != net::Protocol::kJob) {
+    return Corruption("the master answered a job request with something else");
+  }
+  return std::move(frame.payload);
+}
+
+namespace {
+
+// Decodes a job reply and runs `fn` on it; a JobError becomes its status.
+template <typename Fn>
+Status OnJobReply(const std::vector<uint8_t>& payload, Fn&& fn) {
+  net::Frame f{net::Protocol::kJob, net::PayloadKind::kMessage, payload};
+  return net::CatchDecodeErrors([&]() -> Status {
+    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(f));
+    auto root = reader->getRoot<proto::JobMessage>();
+    if (root.which() == proto::JobMessage::ERROR) {
+      auto e = root.getError();
+      uint16_t code = e.getCode();
+      StatusCode c = code > 0 && code <= static_cast<uint16_t>(StatusCode::kInternal)
+                         ? static_cast<StatusCode>(code)
+                         : StatusCode::kInternal;
+      return Status(c, e.getMessage());
+    }
+    return fn(root);
+  });
+}
+
+std::vector<uint8_t> Request(const std::function<void(proto::JobMessage::Builder)>& fill) {
+  capnp::MallocMessageBuilder msg;
+  fill(msg.initRoot<proto::JobMessage>());
+  return net::EncodeMessage(msg);
+}
+
+// A reply that is a JSON document.
+Result<std::string> Document(const std::vector<uint8_t>& payload) {
+  std::string out;
+  COPSE_RETURN_IF_ERROR(OnJobReply(payload, [&](proto::JobMessage::Reader r) -> Status {
+    if (r.which() != proto::JobMessage::DOCUMENT) return Corruption("unexpected reply");
+    out = r.getDocument().getJson();
+    return Status::Ok();
+  }));
+  return out;
+}
+
+}  // namespace
+
+Result<uint64_t> MasterClient::SubmitJob(const std::string& spec) {
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) { m.initSubmit().setSpec(spec); })));
+  uint64_t id = 0;
+  COPSE_RETURN_IF_ERROR(OnJobReply(reply, [&](proto::JobMessage::Reader r) -> Status {
+    if (r.which() != proto::JobMessage::SUBMIT_REPLY) return Corruption("unexpected reply");
+    id = r.getSubmitReply().getJobId();
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Result<std::string> MasterClient::JobStatus(uint64_t job) {
+  COPSE_ASSIGN_OR_RETURN(auto reply,
+                         JobCall(Request([&](auto m) { m.initStatus().setJobId(job); })));
+  return Document(reply);
+}
+
+Result<std::string> MasterClient::ListJobs() {
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) { m.initList(); })));
+  return Document(reply);
+}
+
+Result<MasterClient::KillOutcome> MasterClient::KillJob(uint64_t job) {
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) { m.initKill().setJobId(job); })));
+  KillOutcome out;
+  COPSE_RETURN_IF_ERROR(OnJobReply(reply, [&](proto::JobMessage::Reader r) -> Status {
+    if (r.which() != proto::JobMessage::KILL_REPLY) return Corruption("unexpected reply");
+    out.state = r.getKillReply().getState();
+    out.already_over = r.getKillReply().getAlreadyOver();
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Result<std::string> MasterClient::LogIndex(uint64_t job) {
+  COPSE_ASSIGN_OR_RETURN(auto reply,
+                         JobCall(Request([&](auto m) { m.initLogIndex().setJobId(job); })));
+  return Document(reply);
+}
+
+Result<std::string> MasterClient::EngineStats(bool reset) {
+  COPSE_ASSIGN_OR_RETURN(auto reply,
+                         JobCall(Request([&](auto m) { m.initEngineStats().setReset(reset); })));
+  return Document(reply);
 }
 
 }  // namespace copse::client

@@ -1,6 +1,8 @@
 // MasterClient: what the `copse` tool asks the master, over an authenticated
-// blocking connection. Errors name the master's address and say whether the
-// cluster looks down or the secret is wrong.
+// blocking connection: the cluster's status (cluster protocol) and jobs (job
+// protocol). Errors name the master's address and say whether the cluster
+// looks down or the secret is wrong; a request the master refuses comes back
+// as its status (kInvalidArgument for a bad spec, kNotFound, ...).
 // Thread-safety: one thread at a time.
 #pragma once
 
@@ -43,9 +45,24 @@ class MasterClient {
 
   Result<ClusterStatus> GetClusterStatus();
 
+  // ---- jobs (JSON documents as the master builds them, docs/jobs.md)
+  Result<uint64_t> SubmitJob(const std::string& spec);
+  Result<std::string> JobStatus(uint64_t job);
+  Result<std::string> ListJobs();
+  struct KillOutcome {
+    std::string state;
+    bool already_over = false;
+  };
+  Result<KillOutcome> KillJob(uint64_t job);
+  Result<std::string> LogIndex(uint64_t job);
+  Result<std::string> EngineStats(bool reset);
+
  private:
   MasterClient(std::unique_ptr<net::BlockingChannel> channel, std::chrono::milliseconds timeout)
       : channel_(std::move(channel)), timeout_(timeout) {}
+
+  // Sends a job request; the reply, or the status of a JobError.
+  Result<std::vector<uint8_t>> JobCall(std::vector<uint8_t> request);
 
   std::unique_ptr<net::BlockingChannel> channel_;
   std::chrono::milliseconds timeout_;

@@ -26,6 +26,14 @@ class SteadyClock final : public Clock {
   Timestamp Now() const override;
 };
 
+// Wall-clock time (std::chrono::system_clock): microseconds since the Unix
+// epoch. Only for times shown to people (when a job was submitted); never for
+// measuring durations or for the scheduler.
+class SystemClock final : public Clock {
+ public:
+  Timestamp Now() const override;
+};
+
 // Time that moves only when a test advances it.
 class ManualClock final : public Clock {
  public:

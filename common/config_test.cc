@@ -123,7 +123,13 @@ TEST(ConfigTest, ShippedConfigsLoad) {
   ASSERT_TRUE(local.ok()) << local.status().ToString();
   EXPECT_EQ(local->computers.size(), 6u);
   EXPECT_EQ(local->racks.size(), 2u);
-  EXPECT_EQ(local->TotalSlots(), 6);
+  EXPECT_EQ(local->TotalSlots(), 12);
+  // Each running job's root takes a slot: K stays below the slots (the
+  // master refuses it otherwise).
+  EXPECT_LT(local->max_running_jobs, local->TotalSlots());
+  auto netns = LoadClusterConfig(SourceDir() / "cluster-configs/netns.toml");
+  ASSERT_TRUE(netns.ok()) << netns.status().ToString();
+  EXPECT_LT(netns->max_running_jobs, netns->TotalSlots());
   for (const char* name : {"paper.toml", "paper-constrained.toml"}) {
     auto paper = LoadClusterConfig(SourceDir() / "cluster-configs" / name);
     ASSERT_TRUE(paper.ok()) << paper.status().ToString();

@@ -169,6 +169,9 @@ void WriteRunning(proto::RunningTask::Builder out, const RunningTaskReport& r) {
   out.setRoot(r.root);
   out.setRunningMs(static_cast<uint64_t>(r.running.count() / 1000));
   out.setLabel(r.label);
+  out.setProgram(r.program);
+  out.setDescriptor(r.descriptor);
+  out.setTimeoutMs(static_cast<uint64_t>(r.timeout.count() / 1000));
 }
 
 RunningTaskReport ReadRunning(proto::RunningTask::Reader in) {
@@ -180,6 +183,9 @@ RunningTaskReport ReadRunning(proto::RunningTask::Reader in) {
   r.root = in.getRoot();
   r.running = Duration{static_cast<int64_t>(in.getRunningMs()) * 1000};
   r.label = in.getLabel();
+  r.program = in.getProgram();
+  r.descriptor = in.getDescriptor();
+  r.timeout = Duration{static_cast<int64_t>(in.getTimeoutMs()) * 1000};
   return r;
 }
 
@@ -187,6 +193,7 @@ void WriteVertexTask(proto::VertexTask::Builder out, const VertexTaskRequest& t)
   out.setProgram(t.program);
   out.setDescriptor(t.descriptor);
   out.setLabel(t.label);
+  out.setTimeoutMs(static_cast<uint64_t>(t.timeout.count() / 1000));
   auto loc = out.initLocality();
   loc.setWorstRackBytes(t.locality.worst_rack_bytes);
   loc.setWorstCoreBytes(t.locality.worst_core_bytes);
@@ -211,6 +218,7 @@ VertexTaskRequest ReadVertexTask(proto::VertexTask::Reader in) {
   t.program = in.getProgram();
   t.descriptor = in.getDescriptor();
   t.label = in.getLabel();
+  t.timeout = Duration{static_cast<int64_t>(in.getTimeoutMs()) * 1000};
   auto loc = in.getLocality();
   t.locality.worst_rack_bytes = loc.getWorstRackBytes();
   t.locality.worst_core_bytes = loc.getWorstCoreBytes();

@@ -55,6 +55,10 @@ struct RunningTaskReport {
   bool root = false;
   Duration running{0};
   std::string label;
+  // As launched, so that an adopting master can start it again.
+  std::string program;
+  std::string descriptor;
+  Duration timeout{0};
 };
 
 // A vertex's input locality by computer and rack name (DESIGN.md §5).
@@ -76,6 +80,7 @@ struct VertexTaskRequest {
   std::string descriptor;
   std::string label;
   NamedLocality locality;
+  Duration timeout{0};  // 0: the worker's limit
 };
 
 enum class TaskEventKind { kStarted, kCompleted, kFailed, kPreempted, kLost, kWithdrawn };

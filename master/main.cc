@@ -2,6 +2,9 @@
 // each component, wires them, and runs the event loop:
 //   membership (ClusterManager, ClusterService)
 //   name service (DfsService over the namespace in the master's RocksDB)
+//   jobs (JobService, its table in the same RocksDB; JobProtocol for clients)
+//   scheduling (SchedulingService: the Scheduler of the config through the
+//     one SchedulingLoop; SchedulingProtocol for workers and roots)
 //   server (MasterService) routing each protocol to its service
 //
 //   copse-master --config F [--log-level L] [--port P]
@@ -9,6 +12,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <asio/steady_timer.hpp>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "common/daemon.h"
@@ -17,14 +24,37 @@
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
 #include "master/dfs_service.h"
+#include "master/job_files.h"
+#include "master/job_protocol.h"
+#include "master/job_service.h"
 #include "master/master_service.h"
+#include "master/scheduling_protocol.h"
+#include "master/scheduling_service.h"
 #include "proto/scheduling.capnp.h"
+#include "scheduler/scheduler.h"
 
 namespace {
 
 int Fail(const copse::Status& s) {
   spdlog::critical("{}", s.ToString());
   return 1;
+}
+
+// The directory holding this executable.
+std::filesystem::path SelfDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
+// Each running job's root takes a slot: K roots must leave slots for vertices.
+copse::Status CheckAdmissionLimit(const copse::ClusterConfig& config) {
+  int slots = config.TotalSlots();
+  if (config.max_running_jobs < slots) return copse::Status::Ok();
+  return copse::InvalidArgument(fmt::format(
+      "{}: [cluster] max_running_jobs = {} would let the roots of admitted jobs take all {} slots "
+      "of the cluster and leave none for their vertices; set it below {} (refused, not capped)",
+      config.source.string(), config.max_running_jobs, slots, slots));
 }
 
 }  // namespace
@@ -52,8 +82,14 @@ int main(int argc, char** argv) {
     std::cerr << "copse-master: " << s.ToString() << "\n";
     return 2;
   }
+  if (s = CheckAdmissionLimit(config); !s.ok()) {
+    std::cerr << "copse-master: " << s.message() << "\n";
+    spdlog::critical("{}", s.message());
+    return 2;
+  }
   asio::io_context io;
   copse::SteadyClock clock;
+  copse::SystemClock wall;
   auto meta = copse::dfs::OpenRocksMetaStore(config.master.data_dir / "namespace");
   if (!meta.ok()) return Fail(meta.status());
 
@@ -65,9 +101,50 @@ int main(int argc, char** argv) {
   cluster.AddListener(&dfs);
   cluster_service.AddWorkerListener(&dfs);
 
+  // Jobs and their scheduling.
+  copse::master::NameServiceJobFiles files(dfs.names());
+  copse::master::JobService::Options jo;
+  jo.apps_dir = config.apps_dir.empty() ? SelfDir().parent_path() / "apps" : config.apps_dir;
+  copse::master::JobService jobs(config, **meta, files, wall, jo);
+  auto restarted = jobs.Load();
+  if (!restarted.ok()) return Fail(restarted.status());
+  auto scheduler = copse::scheduler::Scheduler::FromConfig(config, /*seed=*/1);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  copse::master::SchedulingService::Options so;
+  so.recovery = config.worker_timeout;
+  so.restarted = *restarted;
+  copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock,
+                                              so);
+  copse::master::SchedulingProtocol scheduling_protocol(cluster, scheduling, jobs);
+  copse::master::JobProtocol job_protocol(jobs, scheduling);
+  scheduling.set_messenger(&scheduling_protocol);
+  scheduling.set_jobs(&jobs);
+  scheduling.set_files(&files);
+  scheduling.set_on_recovered([&] {
+    jobs.AfterRecovery();
+    scheduling_protocol.Recovered();
+  });
+  cluster.AddListener(&scheduling);
+  cluster_service.AddWorkerListener(&scheduling_protocol);
+  cluster_service.AddWorkerListener(&scheduling);
+  if (s = scheduling.Start(); !s.ok()) return Fail(s);
+  if (s = jobs.Resume(scheduling); !s.ok()) return Fail(s);
+  asio::steady_timer sweep(io);
+  std::function<void()> arm_sweep = [&] {
+    sweep.expires_after(std::chrono::minutes(1));
+    sweep.async_wait([&](const asio::error_code& ec) {
+      if (ec) return;
+      jobs.Sweep();
+      arm_sweep();
+    });
+  };
+  arm_sweep();
+
   copse::master::MasterService server(io, env->secret);
   server.Route(copse::net::Protocol::kCluster, &cluster_service);
   server.Route(copse::net::Protocol::kDfs, &dfs);
+  server.Route(copse::net::Protocol::kScheduling, &scheduling_protocol);
+  server.Route(copse::net::Protocol::kJob, &job_protocol);
   uint16_t listen_port = port != 0 ? port : config.master.port;
   if (s = server.Listen(config.master.host, listen_port); !s.ok()) return Fail(s);
   spdlog::info("master of cluster '{}' listening on {}:{} ({} computers in {} racks)", config.name,
@@ -75,6 +152,8 @@ int main(int argc, char** argv) {
   cluster_service.Start();
   dfs.Start();
   copse::RunUntilSignalled(io, [&] {
+    sweep.cancel();
+    scheduling.Stop();
     cluster_service.Stop();
     dfs.Stop();
     server.Stop();

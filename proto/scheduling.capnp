@@ -99,6 +99,11 @@ struct RunningTask {
   root @4 :Bool;
   runningMs @5 :UInt64;     # how long it has been running
   label @6 :Text;
+  # What it was launched with, so that a master that adopts it can start it
+  # again (after a preemption) as it was.
+  program @7 :Text;
+  descriptor @8 :Text;
+  timeoutMs @9 :UInt64;
 }
 
 # ---- root <-> master -----------------------------------------------------
@@ -155,6 +160,7 @@ struct VertexTask {
   descriptor @1 :Text;      # JSON: the vertex, its parameters, inputs and outputs
   label @2 :Text;           # "count[3] v2"
   locality @3 :Locality;
+  timeoutMs @4 :UInt64;     # the job's wall-clock limit per run; 0: the worker's
 }
 
 struct SubmitTasks {

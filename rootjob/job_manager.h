@@ -122,6 +122,8 @@ class JobManager {
   const JobOptions& options() const { return options_; }
   // Output buckets each vertex of `stage` writes.
   int buckets(int stage) const { return buckets_[stage]; }
+  // Whether any stage reads `stage`'s output.
+  bool has_consumers(int stage) const { return !consumers_[stage].empty(); }
 
   // ---- what to do
   // New runs to submit, in (stage, index) order; each is live from now on.

@@ -145,7 +145,9 @@ class QuincyGraph {
   flow::ArcId RunningArc(const Task& t) const;
   void ApplyMovable(Task& t);
 
-  const Topology& topology_;
+  // A copy: the policy outlives the Topology it was created from (the
+  // Scheduler moves that into its ClusterState).
+  const Topology topology_;
   QuincyCostParams params_;
   flow::FlowGraph g_;
   flow::NodeId sink_, cluster_;

@@ -383,6 +383,33 @@ std::vector<std::pair<Timestamp, Decision>> PlayMixedWorkload(const std::string&
   return driver.decisions();
 }
 
+// As a master starts: every computer down until its worker registers.
+TEST_P(EveryPolicyTest, ComputersComingUpOneByOneGetWork) {
+  Topology topo = Topology::Uniform(2, 2, 1);
+  std::unique_ptr<Scheduler> s;
+  {
+    Topology copy = topo;  // the scheduler must not keep a reference to it
+    s = Make(GetParam(), std::move(copy));
+  }
+  for (ComputerId c = 0; c < 4; ++c) ASSERT_TRUE(s->Handle(ComputerDown{c}, Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  for (TaskId t = 1; t <= 4; ++t) ASSERT_TRUE(s->Handle(TaskSubmitted{t, 1, {}}, Sec(0)).ok());
+  auto d = s->Schedule(Sec(1));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_TRUE(Of(*d, Decision::Kind::kStartTask).empty());  // nothing is up
+  ASSERT_TRUE(s->Handle(ComputerUp{2}, Sec(2)).ok());
+  // At once, or once hysteresis (GFH, GFPH: Δ_H = 5 s) lets the job go.
+  std::vector<Decision> starts;
+  for (double t : {3.0, 10.0}) {
+    ASSERT_TRUE(s->Handle(Timer{}, Sec(t)).ok());
+    d = s->Schedule(Sec(t));
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    for (const Decision& x : Of(*d, Decision::Kind::kStartTask)) starts.push_back(x);
+  }
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].computer, 2);
+}
+
 TEST_P(EveryPolicyTest, RunsWorkloadToCompletionDeterministically) {
   auto first = PlayMixedWorkload(GetParam());
   auto second = PlayMixedWorkload(GetParam());

@@ -413,8 +413,9 @@ std::vector<RunningTaskReport> TaskManager::Running() const {
   std::vector<RunningTaskReport> out;
   Timestamp now = clock_.Now();
   for (const auto& [key, t] : tasks_) {
-    out.push_back({key.first, key.second, t->request.job, t->request.incarnation,
-                   t->request.root, now - t->started, t->request.label});
+    const LaunchRequest& r = t->request;
+    out.push_back({key.first, key.second, r.job, r.incarnation, r.root, now - t->started, r.label,
+                   r.program, r.descriptor, r.timeout});
   }
   return out;
 }

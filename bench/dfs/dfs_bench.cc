@@ -28,9 +28,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -44,14 +42,12 @@
 #include <thread>
 
 #include "common/config.h"
-#include "common/exec_argv.h"
 #include "common/net/auth.h"
 #include "common/net/free_ports.h"
+#include "common/subprocess.h"
 #include "dfs/chunk_memory.h"
 #include "dfs/client.h"
 #include "dfs/crc32c.h"
-
-extern char** environ;
 
 namespace copse::bench {
 namespace {
@@ -70,30 +66,37 @@ std::filesystem::path SelfDir() {
   return ec ? std::filesystem::current_path() : p.parent_path();
 }
 
-// The daemons this benchmark started; stopped (SIGTERM, then waited for) on
-// destruction.
+// The daemons this benchmark started (common/subprocess.h); stopped on
+// destruction: SIGTERM, up to 10 s for them to exit, then SIGKILL.
 class Daemons {
  public:
   ~Daemons() {
-    for (pid_t p : pids_) ::kill(p, SIGTERM);
-    for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
+    for (auto& p : procs_) (void)p->Signal(SIGTERM);
+    auto running = [&] {
+      for (auto& p : procs_) {
+        if (p->running()) return true;
+      }
+      return false;
+    };
+    for (auto end = Clock::now() + std::chrono::seconds(10); running() && Clock::now() < end;) {
+      io_.run_one_for(std::chrono::milliseconds(100));
+    }
   }
   Status Spawn(std::vector<std::string> args, const std::filesystem::path& log) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<char*> argv = ExecArgv(args);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) return IoError(fmt::format("cannot start {}: {}", args[0], std::strerror(rc)));
-    pids_.push_back(pid);
+    SpawnOptions o;
+    o.program = args[0];
+    o.args.assign(args.begin() + 1, args.end());
+    o.out = SpawnOptions::Output::kFile;
+    o.out_file = log;
+    o.err_to_out = true;
+    COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, Subprocess::Spawn(io_, std::move(o)));
+    procs_.push_back(std::move(p));
     return Status::Ok();
   }
 
  private:
-  std::vector<pid_t> pids_;
+  asio::io_context io_;
+  std::vector<std::unique_ptr<Subprocess>> procs_;
 };
 
 std::string ConfigText(const std::filesystem::path& dir, int block_mb,

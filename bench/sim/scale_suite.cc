@@ -3,9 +3,6 @@
 // (same seed) under the Quincy policy Q, with every round's wall time
 // charged to simulated time; results.json gets each run's placement latency
 // percentiles. The solvers run one after the other in this process.
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,7 +17,6 @@
 #include "common/config.h"
 #include "sim/scale_sim.h"
 
-extern char** environ;
 
 namespace copse::bench {
 
@@ -219,20 +215,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
   std::string command = SuiteCommand(o);
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.json", res.dump(1) + "\n"));
   COPSE_RETURN_IF_ERROR(Write(o.out / "results.md", Markdown(res, command)));
-  fs::path plot = o.source_dir / "bench/sim/plot.py";
-  std::vector<std::string> args = {"/usr/bin/python3", plot.string(), o.out.string()};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int status = 1;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0) {
-    waitpid(pid, &status, 0);
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::cerr << "copse-bench-sim: warning: figure not drawn (python3 " << plot.string()
-              << " failed); results.json and results.md are written\n";
-  }
+  DrawFigures(o.source_dir, o.out);
   COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - start).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";
   return Status::Ok();

@@ -1,8 +1,5 @@
 #include "bench/sim/suite.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,10 +14,9 @@
 #include "bench/sim/metrics.h"
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/exec_argv.h"
+#include "common/subprocess.h"
 #include "rootjob/sample_apps.h"
 
-extern char** environ;
 
 namespace copse::bench {
 
@@ -141,15 +137,6 @@ Status WriteText(const fs::path& p, const std::string& text) {
   return Status::Ok();
 }
 
-// Spawns `argv`; returns its pid.
-Result<pid_t> Spawn(std::vector<std::string> args) {
-  std::vector<char*> argv = ExecArgv(args);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) return IoError("cannot run " + args[0] + ": " + std::strerror(rc));
-  return pid;
-}
-
 std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
   std::vector<std::string> a = {o.self.string(), "--run-one",
                                 "--config",      p.spec.config.string(),
@@ -166,31 +153,41 @@ std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
   return a;
 }
 
-// Runs every planned run that has no file yet, `parallel` at a time.
+// Runs every planned run that has no file yet, `parallel` at a time, each
+// a child process (common/subprocess.h) sharing this one's output.
 Status RunChildren(const SuiteOptions& o, const std::vector<Planned>& plan) {
-  std::map<pid_t, const Planned*> running;
+  asio::io_context io;
+  std::vector<std::unique_ptr<Subprocess>> children;
   std::string failed;
-  auto reap = [&] {
-    int status = 0;
-    pid_t pid = wait(&status);
-    if (pid <= 0) return;
-    const Planned* p = running[pid];
-    running.erase(pid);
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    std::cerr << "copse-bench-sim: " << (ok ? "done " : "FAILED ") << p->file.filename().string()
-              << "\n";
-    if (!ok) {
-      failed += ' ';
-      failed += p->file.filename().string();
+  Status error;
+  size_t next = 0;
+  int active = 0;
+  std::function<void()> launch = [&] {
+    while (error.ok() && active < o.parallel && next < plan.size()) {
+      const Planned& p = plan[next++];
+      std::vector<std::string> args = ChildArgs(o, p);
+      SpawnOptions so;
+      so.program = args[0];
+      so.args.assign(args.begin() + 1, args.end());
+      Result<std::unique_ptr<Subprocess>> child = Subprocess::Spawn(io, std::move(so));
+      if (!child.ok()) {
+        error = child.status();
+        return;
+      }
+      std::string name = p.file.filename().string();
+      (*child)->set_on_exit([&, name](const ExitStatus& st) {
+        --active;
+        std::cerr << "copse-bench-sim: " << (st.ok() ? "done " : "FAILED ") << name << "\n";
+        if (!st.ok()) failed += " " + name;
+        launch();
+      });
+      children.push_back(std::move(*child));
+      ++active;
     }
   };
-  for (const Planned& p : plan) {
-    while (static_cast<int>(running.size()) >= o.parallel) reap();
-    Result<pid_t> pid = Spawn(ChildArgs(o, p));
-    if (!pid.ok()) return pid.status();
-    running[*pid] = &p;
-  }
-  while (!running.empty()) reap();
+  launch();
+  io.run();
+  COPSE_RETURN_IF_ERROR(error);
   if (!failed.empty()) return Internal("simulation runs failed:" + failed);
   return Status::Ok();
 }
@@ -309,6 +306,20 @@ Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
 }
 
 }  // namespace
+
+void DrawFigures(const fs::path& source_dir, const fs::path& out) {
+  fs::path plot = source_dir / "bench/sim/plot.py";
+  SpawnOptions so;
+  so.program = "/usr/bin/python3";
+  so.args = {plot.string(), out.string()};
+  Result<ProcessResult> r = RunProcess(std::move(so), std::chrono::minutes(10));
+  if (!r.ok() || !r->status.ok()) {
+    std::cerr << "copse-bench-sim: warning: figures not drawn (python3 " << plot.string()
+              << " failed: " << (r.ok() ? r->status.ToString() + "; " + r->err : r.status().ToString())
+              << "); results.json and results.md are written\n";
+  }
+}
+
 
 std::vector<std::string> ExperimentNames() {
   std::vector<std::string> n;
@@ -458,14 +469,7 @@ Status RunSuite(const SuiteOptions& o) {
   COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", results.dump(1) + "\n"));
   COPSE_RETURN_IF_ERROR(
       WriteText(o.out / "results.md", Markdown(o.experiment, results, ideal, order, ideal_source)));
-  fs::path plot = o.source_dir / "bench/sim/plot.py";
-  Result<pid_t> pid = Spawn({"/usr/bin/python3", plot.string(), o.out.string()});
-  int status = 1;
-  if (pid.ok()) waitpid(*pid, &status, 0);
-  if (!pid.ok() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::cerr << "copse-bench-sim: warning: figures not drawn (python3 " << plot.string()
-              << " failed); results.json and results.md are written\n";
-  }
+  DrawFigures(o.source_dir, o.out);
   COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - t0).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";
   return Status::Ok();

@@ -44,6 +44,10 @@ std::string SuiteCommand(const SuiteOptions& options);
 // out of results.json, which is byte-identical for a seed.
 Status WriteTiming(const SuiteOptions& options, double wall_s);
 
+// Draws an experiment's figures from its results in `out` with
+// bench/sim/plot.py; a warning, not an error, when python3 cannot.
+void DrawFigures(const std::filesystem::path& source_dir, const std::filesystem::path& out);
+
 // Runs one experiment end to end. kInvalidArgument for an unknown experiment.
 Status RunSuite(const SuiteOptions& options);
 

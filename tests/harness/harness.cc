@@ -109,14 +109,17 @@ name = "test"
 data_root = "{}"
 heartbeat_interval_ms = {}
 worker_timeout_ms = {}
+max_running_jobs = {}
 log_level = "debug"
 {}
 [master]
 host = "127.0.0.1"
 port = {}
+{}
 )",
                                  (dir / "data").string(), spec.heartbeat_interval_ms,
-                                 spec.worker_timeout_ms, spec.extra_cluster_keys, ports[0]);
+                                 spec.worker_timeout_ms, spec.max_running_jobs,
+                                 spec.extra_cluster_keys, ports[0], spec.extra_tables);
   int next = 1;
   for (int r = 0; r < spec.racks; ++r) {
     text += fmt::format("\n[[racks]]\nname = \"r{}\"\n", r);

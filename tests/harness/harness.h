@@ -37,7 +37,9 @@ struct LocalClusterSpec {
   int slots = 1;
   int heartbeat_interval_ms = 100;
   int worker_timeout_ms = 1000;
+  int max_running_jobs = 2;        // K; below the slots, as the master requires
   std::string extra_cluster_keys;  // appended to [cluster]
+  std::string extra_tables;        // appended after [master] ([scheduler], [worker], ...)
 };
 
 // Writes `dir`/cluster.toml: computers c<rack><index> in racks r<rack>, on

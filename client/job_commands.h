@@ -1,0 +1,41 @@
+// `copse job submit|status|list|wait|kill|logs` and `copse run APP`: jobs
+// from the command line (DESIGN.md §12, docs/jobs.md). Each returns the
+// process exit code (0 ok; 1 the operation failed: a job failed or was
+// killed, a file is missing, the master is unreachable; 2 bad usage or bad
+// input: a bad spec, an unknown program) after printing what happened. A
+// submission prints the job id alone on the first stdout line; --json
+// prints one JSON document on stdout and nothing else there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+
+namespace copse::client {
+
+struct JobOptions {
+  std::string spec_file;  // submit: the spec ("-": stdin)
+  uint64_t job = 0;
+  bool wait = false;
+  bool json = false;
+  std::string vertex;  // logs: "STAGE" or "STAGE[INDEX]" or "root"; empty: every run
+  // run
+  std::string app;
+  std::vector<std::string> inputs;
+  std::string output;
+  int partitions = 0;
+  std::string name;
+};
+
+int JobSubmit(const ClusterConfig& config, const JobOptions& o);
+int JobStatus(const ClusterConfig& config, const JobOptions& o);
+int JobList(const ClusterConfig& config, const JobOptions& o);
+int JobWait(const ClusterConfig& config, const JobOptions& o);
+int JobKill(const ClusterConfig& config, const JobOptions& o);
+int JobLogs(const ClusterConfig& config, const JobOptions& o);
+int JobHistory(const ClusterConfig& config, const JobOptions& o);
+int Run(const ClusterConfig& config, const JobOptions& o);
+
+}  // namespace copse::client

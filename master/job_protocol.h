@@ -1,0 +1,36 @@
+// JobProtocol: the job protocol (proto/job.capnp) on the master, adapted
+// onto the JobService and, for engine statistics, the SchedulingService:
+// `copse job submit|status|list|kill|logs` and `copse bench engine`. One
+// handler per request; a failed request gets a JobError with the status.
+// Thread-safety: everything runs on the master's io_context thread.
+#pragma once
+
+#include "master/job_service.h"
+#include "master/protocol_service.h"
+#include "master/scheduling_service.h"
+#include "proto/job.capnp.h"
+
+namespace copse::master {
+
+class JobProtocol final : public ProtocolService {
+ public:
+  // REQUIRES: both outlive this.
+  JobProtocol(JobService& jobs, SchedulingService& scheduling)
+      : jobs_(jobs), scheduling_(scheduling) {}
+
+  Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
+
+ private:
+  using Builder = proto::JobMessage::Builder;
+  Status OnSubmit(proto::SubmitJob::Reader r, Builder out);
+  Status OnStatus(proto::JobStatusRequest::Reader r, Builder out);
+  Status OnList(Builder out);
+  Status OnKill(proto::KillJob::Reader r, Builder out);
+  Status OnLogIndex(proto::LogIndexRequest::Reader r, Builder out);
+  Status OnEngineStats(proto::EngineStatsRequest::Reader r, Builder out);
+
+  JobService& jobs_;
+  SchedulingService& scheduling_;
+};
+
+}  // namespace copse::master

@@ -1,0 +1,523 @@
+#include "master/job_service.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/program_name.h"
+
+namespace copse::master {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kJobPrefix = "job/";
+constexpr const char* kNextJobKey = "jobs/next_id";
+
+std::string JobKey(uint64_t id) { return fmt::format("{}{:020}", kJobPrefix, id); }
+
+// "2026-11-24T16:01:02.345Z", or null for -1.
+Json IsoTime(int64_t ms) {
+  if (ms < 0) return nullptr;
+  time_t secs = static_cast<time_t>(ms / 1000);
+  tm utc{};
+  ::gmtime_r(&secs, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03}Z", buf, ms % 1000);
+}
+
+JobState ParseState(const std::string& s) {
+  if (s == "running") return JobState::kRunning;
+  if (s == "succeeded") return JobState::kSucceeded;
+  if (s == "failed") return JobState::kFailed;
+  if (s == "killed") return JobState::kKilled;
+  return JobState::kQueued;
+}
+
+scheduler::JobAttributes Attributes(const rootjob::JobSpec& spec, uint64_t id, int vertices) {
+  scheduler::JobAttributes a;
+  // Admission follows submission order; job ids are handed out in it.
+  a.submitted = Timestamp{static_cast<int64_t>(id)};
+  a.root_in_cluster = true;
+  a.min_tasks = spec.settings.min_tasks;
+  a.max_tasks = spec.settings.max_tasks;
+  const rootjob::PoolSettings& p = spec.settings.pool;
+  a.pool.name = p.name;
+  a.pool.weight = p.weight;
+  a.pool.min_share = p.min_share;
+  a.pool.fifo = p.fifo;
+  a.pool.min_share_timeout = p.min_share_timeout.value_or(scheduler::kNever);
+  a.slot_time = spec.settings.slot_time;
+  a.expected_tasks = vertices;
+  return a;
+}
+
+// Adds a run's counters (its result document) to the job's.
+void AddCounters(Json& into, const std::string& result) {
+  if (result.empty()) return;
+  Json r = Json::parse(result, nullptr, /*allow_exceptions=*/false);
+  if (!r.is_object()) return;
+  auto add = [&](const char* key, const Json& v) {
+    if (v.is_number_unsigned() || v.is_number_integer()) {
+      into[key] = into.value(key, int64_t{0}) + v.get<int64_t>();
+    }
+  };
+  if (auto it = r.find("bytes_read"); it != r.end() && it->is_object()) {
+    for (const char* level : {"local", "rack", "core"}) {
+      if (auto v = it->find(level); v != it->end()) add((std::string("read_") + level).c_str(), *v);
+    }
+  }
+  for (const char* key : {"bytes_written", "records_written"}) {
+    if (auto v = r.find(key); v != r.end()) add(key, *v);
+  }
+}
+
+}  // namespace
+
+const char* JobStateName(JobState s) {
+  switch (s) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kKilled:
+      return "killed";
+  }
+  return "?";
+}
+
+JobService::JobService(const ClusterConfig& config, dfs::MetaStore& store, JobFiles& files,
+                       const Clock& wall, Options options)
+    : config_(config), store_(store), files_(files), wall_(wall), options_(std::move(options)) {}
+
+int64_t JobService::NowMs() const { return wall_.Now().count() / 1000; }
+
+JobService::Job* JobService::Find(uint64_t id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+const JobService::Job* JobService::Find(uint64_t id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+// ---- the table ----------------------------------------------------------------
+
+Json JobService::Record(const Job& j) const {
+  Json runs = Json::array();
+  if (over(j)) {  // the history is kept with a finished job
+    for (const Run& r : j.runs) {
+      runs.push_back({{"task", r.task}, {"attempt", r.attempt}, {"root", r.root},
+                      {"label", r.label}, {"computer", r.computer}, {"state", r.state},
+                      {"reason", r.reason}, {"launched_ms", r.launched_ms},
+                      {"ended_ms", r.ended_ms}, {"launch_us", r.launch_us}});
+    }
+  }
+  return {{"id", j.id},
+          {"name", j.name},
+          {"spec", j.spec},
+          {"state", JobStateName(j.state)},
+          {"incarnation", j.incarnation},
+          {"root_task", j.root_task},
+          {"submitted_ms", j.submitted_ms},
+          {"admitted_ms", j.admitted_ms},
+          {"finished_ms", j.finished_ms},
+          {"failure", j.failure},
+          {"progress", over(j) ? j.progress : Json::object()},
+          {"counters", j.counters},
+          {"restarts", j.restarts},
+          {"runs", runs}};
+}
+
+Status JobService::Save(const Job& j) {
+  return store_.Apply({{JobKey(j.id), Record(j).dump()}, {kNextJobKey, std::to_string(next_id_)}});
+}
+
+Result<JobService::Job> JobService::FromRecord(const Json& r) const {
+  Job j;
+  j.id = r.at("id").get<uint64_t>();
+  j.name = r.at("name").get<std::string>();
+  j.spec = r.at("spec").get<std::string>();
+  j.state = ParseState(r.at("state").get<std::string>());
+  j.incarnation = r.at("incarnation").get<uint32_t>();
+  j.root_task = r.at("root_task").get<uint64_t>();
+  j.submitted_ms = r.at("submitted_ms").get<int64_t>();
+  j.admitted_ms = r.at("admitted_ms").get<int64_t>();
+  j.finished_ms = r.at("finished_ms").get<int64_t>();
+  j.failure = r.at("failure").get<std::string>();
+  j.progress = r.at("progress");
+  j.counters = r.at("counters");
+  j.restarts = r.at("restarts");
+  for (const Json& x : r.at("runs")) {
+    Run run;
+    run.task = x.at("task");
+    run.attempt = x.at("attempt");
+    run.root = x.at("root");
+    run.label = x.at("label");
+    run.computer = x.at("computer");
+    run.state = x.at("state");
+    run.reason = x.at("reason");
+    run.launched_ms = x.at("launched_ms");
+    run.ended_ms = x.at("ended_ms");
+    run.launch_us = x.at("launch_us");
+    j.runs.push_back(std::move(run));
+  }
+  COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(j.spec));
+  j.outputs = rootjob::OutputFiles(spec);
+  for (const rootjob::StageSpec& s : spec.stages) j.vertices += s.vertices;
+  j.attributes = Attributes(spec, j.id, j.vertices);
+  return j;
+}
+
+Result<bool> JobService::Load() {
+  COPSE_ASSIGN_OR_RETURN(dfs::MetaStore::Entries next, store_.Scan(kNextJobKey));
+  for (const auto& [k, v] : next) {
+    if (k == kNextJobKey) next_id_ = std::stoull(v);
+  }
+  COPSE_ASSIGN_OR_RETURN(dfs::MetaStore::Entries entries, store_.Scan(kJobPrefix));
+  bool running = false;
+  for (const auto& [key, value] : entries) {
+    Result<Job> j = Status::Ok();
+    try {
+      j = FromRecord(Json::parse(value));
+    } catch (const Json::exception& e) {
+      j = Corruption(e.what());
+    }
+    if (!j.ok()) {
+      spdlog::error("job table: cannot read {}: {}; skipping it", key, j.status().ToString());
+      continue;
+    }
+    running |= j->state == JobState::kRunning;
+    next_id_ = std::max(next_id_, j->id + 1);
+    jobs_[j->id] = std::move(*j);
+  }
+  spdlog::info("job table: {} jobs", jobs_.size());
+  return running;
+}
+
+Status JobService::Resume(SchedulingService& scheduling) {
+  scheduling_ = &scheduling;
+  std::set<uint64_t> live;
+  for (auto& [id, j] : jobs_) {
+    if (over(j)) continue;
+    live.insert(id);
+    COPSE_ASSIGN_OR_RETURN(j.root_task,
+                           scheduling.AddJob(id, j.incarnation, j.attributes, j.root_task));
+  }
+  for (uint64_t id : files_.JobsWithFiles()) {
+    if (live.count(id) != 0) continue;
+    spdlog::info("collecting the files of job {}, which is over", id);
+    files_.DropOutputs(id);
+    files_.DeleteScratch(id);
+  }
+  return Status::Ok();
+}
+
+void JobService::AfterRecovery() {
+  for (auto& [id, j] : jobs_) {
+    if (j.state == JobState::kRunning && !scheduling_->RootAdopted(id)) {
+      OnRootLost(id, "its root did not come back after the master restarted");
+    }
+  }
+}
+
+void JobService::Sweep() {
+  int64_t cutoff = NowMs() - config_.jobs.retention.count() / 1000;
+  std::vector<dfs::MetaStore::Write> gone;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (over(it->second) && it->second.finished_ms >= 0 && it->second.finished_ms < cutoff) {
+      gone.push_back({JobKey(it->first), std::nullopt});
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!gone.empty()) {
+    Status s = store_.Apply(gone);
+    if (!s.ok()) spdlog::error("job table: cannot forget old jobs: {}", s.ToString());
+  }
+}
+
+// ---- clients ----------------------------------------------------------------
+
+Result<uint64_t> JobService::Submit(std::string_view text) {
+  rootjob::SpecLimits limits{config_.jobs.max_vertices};
+  COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(text, limits));
+  for (const rootjob::StageSpec& s : spec.stages) {
+    std::filesystem::path p = options_.apps_dir / s.program;
+    if (!ValidProgramName(s.program) || ::access(p.c_str(), X_OK) != 0) {
+      return InvalidArgument(fmt::format("job spec: stage '{}': no program '{}' in the apps "
+                                         "directory {}",
+                                         s.name, s.program, options_.apps_dir.string()));
+    }
+  }
+  COPSE_ASSIGN_OR_RETURN(auto facts, files_.InputFacts(rootjob::InputFiles(spec)));
+  std::vector<std::string> outputs = rootjob::OutputFiles(spec);
+  COPSE_RETURN_IF_ERROR(files_.OutputsFree(outputs));
+  for (const auto& [id, j] : jobs_) {
+    if (over(j)) continue;
+    for (const std::string& o : outputs) {
+      if (std::find(j.outputs.begin(), j.outputs.end(), o) != j.outputs.end()) {
+        return AlreadyExists(fmt::format("output {} is claimed by job {} ({}), which is {}", o,
+                                         id, j.name, JobStateName(j.state)));
+      }
+    }
+  }
+  COPSE_ASSIGN_OR_RETURN(rootjob::JobDag dag, rootjob::BuildJobDag(spec, facts, limits));
+  int queued = 0;
+  for (const auto& [id, j] : jobs_) queued += j.state == JobState::kQueued ? 1 : 0;
+  if (queued >= config_.jobs.max_queued) {
+    return ResourceExhausted(fmt::format("{} jobs wait for admission already (the limit, [jobs] "
+                                         "max_queued in {}); try again later",
+                                         queued, config_.source.string()));
+  }
+  Job j;
+  j.id = next_id_++;
+  j.name = spec.name;
+  j.spec = rootjob::JobSpecToJson(spec);
+  j.submitted_ms = NowMs();
+  j.outputs = outputs;
+  j.vertices = dag.TotalVertices();
+  j.attributes = Attributes(spec, j.id, j.vertices);
+  COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling_->AddJob(j.id, 0, j.attributes, 0));
+  Status s = Save(j);
+  if (!s.ok()) {
+    (void)scheduling_->EndJob(j.id);
+    return s.WithContext("job table");
+  }
+  spdlog::info("job {} ({}) submitted: {} vertices", j.id, j.name, j.vertices);
+  uint64_t id = j.id;
+  jobs_[id] = std::move(j);
+  return id;
+}
+
+Json JobService::Document(const Job& j) const {
+  Json stages = j.progress.contains("stages") ? j.progress["stages"] : Json::array();
+  int done = j.progress.value("done", 0);
+  if (j.state == JobState::kSucceeded) done = j.vertices;
+  Json runs = {{"launched", 0}, {"completed", 0}, {"failed", 0}, {"killed", 0},
+               {"preempted", 0}, {"lost", 0}, {"withdrawn", 0}};
+  Json root = nullptr;
+  for (const Run& r : j.runs) {
+    if (r.root) {
+      root = {{"task", r.task}, {"attempt", r.attempt}, {"computer", r.computer},
+              {"state", r.state}};
+      continue;
+    }
+    runs["launched"] = runs["launched"].get<int>() + 1;
+    if (runs.contains(r.state)) runs[r.state] = runs[r.state].get<int>() + 1;
+  }
+  int64_t end = j.finished_ms >= 0 ? j.finished_ms : NowMs();
+  const Json& c = j.counters;
+  return {{"id", j.id},
+          {"name", j.name},
+          {"state", JobStateName(j.state)},
+          {"incarnation", j.incarnation},
+          {"submitted", IsoTime(j.submitted_ms)},
+          {"admitted", IsoTime(j.admitted_ms)},
+          {"finished", IsoTime(j.finished_ms)},
+          {"elapsed_s", static_cast<double>(end - j.submitted_ms) / 1000.0},
+          {"failure", j.failure},
+          {"outputs", j.outputs},
+          {"root", root},
+          {"vertices", {{"total", j.vertices}, {"done", done}}},
+          {"stages", stages},
+          {"runs", runs},
+          {"duplicates", j.progress.value("duplicates", 0)},
+          {"bytes_read",
+           {{"local", c.value("read_local", int64_t{0})},
+            {"rack", c.value("read_rack", int64_t{0})},
+            {"core", c.value("read_core", int64_t{0})}}},
+          {"bytes_written", c.value("bytes_written", int64_t{0})},
+          {"records_written", c.value("records_written", int64_t{0})},
+          {"restarts", j.restarts}};
+}
+
+Result<std::string> JobService::StatusJson(uint64_t id) const {
+  const Job* j = Find(id);
+  if (j == nullptr) return NotFound(fmt::format("no job {}", id));
+  return Document(*j).dump();
+}
+
+std::string JobService::ListJson() const {
+  Json list = Json::array();
+  for (const auto& [id, j] : jobs_) {
+    Json d = Document(j);
+    list.push_back({{"id", id},
+                    {"name", j.name},
+                    {"state", d["state"]},
+                    {"submitted", d["submitted"]},
+                    {"finished", d["finished"]},
+                    {"elapsed_s", d["elapsed_s"]},
+                    {"vertices", d["vertices"]},
+                    {"failure", j.failure}});
+  }
+  return Json{{"jobs", list}}.dump();
+}
+
+Result<KillResult> JobService::Kill(uint64_t id) {
+  Job* j = Find(id);
+  if (j == nullptr) return NotFound(fmt::format("no job {}", id));
+  if (over(*j)) return KillResult{j->state, true};
+  COPSE_RETURN_IF_ERROR(Finish(*j, JobState::kKilled, "killed by a client", false));
+  return KillResult{j->state, false};
+}
+
+Result<std::string> JobService::LogIndexJson(uint64_t id) const {
+  const Job* j = Find(id);
+  if (j == nullptr) return NotFound(fmt::format("no job {}", id));
+  Json runs = Json::array();
+  for (const Run& r : j->runs) {
+    const ComputerConfig* c = config_.FindComputer(r.computer);
+    runs.push_back({{"label", r.label},
+                    {"root", r.root},
+                    {"task", r.task},
+                    {"attempt", r.attempt},
+                    {"computer", r.computer},
+                    {"host", c != nullptr ? c->host : ""},
+                    {"control_port", c != nullptr ? c->control_port : 0},
+                    {"state", r.state},
+                    {"reason", r.reason}});
+  }
+  return Json{{"id", id}, {"name", j->name}, {"state", JobStateName(j->state)}, {"runs", runs}}
+      .dump();
+}
+
+// ---- the end of a job ---------------------------------------------------------
+
+Status JobService::Finish(Job& j, JobState state, const std::string& failure, bool by_root) {
+  if (state == JobState::kSucceeded) {
+    Status s = files_.PublishOutputs(j.id);
+    if (!s.ok()) {
+      state = JobState::kFailed;
+      j.failure = "its outputs could not be published: " + s.message();
+    }
+  }
+  if (state != JobState::kSucceeded) {
+    files_.DropOutputs(j.id);
+    if (j.failure.empty()) j.failure = failure;
+  }
+  files_.DeleteScratch(j.id);
+  j.state = state;
+  j.finished_ms = NowMs();
+  Status saved = Save(j);
+  if (!saved.ok()) spdlog::error("job table: job {}: {}", j.id, saved.ToString());
+  spdlog::info("job {} ({}) {}{}", j.id, j.name, JobStateName(j.state),
+               j.failure.empty() ? "" : ": " + j.failure);
+  return scheduling_->EndJob(j.id, by_root);
+}
+
+// ---- roots ------------------------------------------------------------------
+
+Result<RootAdmission> JobService::ValidateRoot(uint64_t id, uint32_t incarnation,
+                                               uint64_t root_task) const {
+  const Job* j = Find(id);
+  if (j == nullptr) return NotFound(fmt::format("no job {}", id));
+  if (j->state != JobState::kRunning) {
+    return FailedPrecondition(fmt::format("job {} is {}", id, JobStateName(j->state)));
+  }
+  if (j->incarnation != incarnation || j->root_task != root_task) {
+    return FailedPrecondition(fmt::format(
+        "job {} runs as incarnation {} with root task {}, not incarnation {} task {}", id,
+        j->incarnation, j->root_task, incarnation, root_task));
+  }
+  return RootAdmission{j->name, j->spec};
+}
+
+void JobService::Progress(uint64_t id, std::string_view json) {
+  Job* j = Find(id);
+  if (j == nullptr || over(*j)) return;
+  Json p = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (p.is_object()) j->progress = std::move(p);
+}
+
+Status JobService::Over(uint64_t id, bool succeeded, const std::string& reason,
+                        std::string_view progress) {
+  Job* j = Find(id);
+  if (j == nullptr) return NotFound(fmt::format("no job {}", id));
+  if (j->state != JobState::kRunning) {
+    return FailedPrecondition(fmt::format("job {} is {}", id, JobStateName(j->state)));
+  }
+  Progress(id, progress);
+  return Finish(*j, succeeded ? JobState::kSucceeded : JobState::kFailed, reason, true);
+}
+
+// ---- JobEvents ----------------------------------------------------------------
+
+void JobService::OnAdmitted(uint64_t id) {
+  Job* j = Find(id);
+  if (j == nullptr || j->state != JobState::kQueued) return;
+  j->state = JobState::kRunning;
+  j->admitted_ms = NowMs();
+  Status s = Save(*j);
+  if (!s.ok()) spdlog::error("job table: job {}: {}", id, s.ToString());
+}
+
+void JobService::OnRun(const RunNews& news) {
+  Job* j = Find(news.job);
+  if (j == nullptr) return;
+  auto it = std::find_if(j->runs.rbegin(), j->runs.rend(), [&](const Run& r) {
+    return r.task == news.task && r.attempt == news.attempt;
+  });
+  if (news.what == RunNews::What::kLaunched || it == j->runs.rend()) {
+    Run r;
+    r.task = news.task;
+    r.attempt = news.attempt;
+    r.root = news.root;
+    r.label = news.label;
+    r.computer = news.computer;
+    r.state = "launched";
+    r.launched_ms = NowMs();
+    j->runs.push_back(r);
+    it = j->runs.rbegin();
+  }
+  Run& r = *it;
+  switch (news.what) {
+    case RunNews::What::kLaunched:
+      break;
+    case RunNews::What::kStarted:
+      r.state = "running";
+      break;
+    case RunNews::What::kEnded:
+      r.ended_ms = NowMs();
+      if (news.exit) {
+        r.state = news.exit->kind == ExitKind::kCompleted ? "completed"
+                  : news.exit->kind == ExitKind::kKilled  ? "killed"
+                                                          : "failed";
+        r.reason = news.exit->reason;
+        r.launch_us = news.exit->launch_us;
+        AddCounters(j->counters, news.exit->result);
+      } else {
+        r.state = news.ended_why == "preempted" ? "preempted"
+                  : news.ended_why.find("lost") != std::string::npos ? "lost"
+                                                                      : "withdrawn";
+        r.reason = news.ended_why;
+      }
+      if (news.ended_why == "preempted") r.state = "preempted";
+      break;
+  }
+}
+
+void JobService::OnRootLost(uint64_t id, const std::string& why) {
+  Job* j = Find(id);
+  if (j == nullptr || over(*j)) return;
+  j->incarnation++;
+  j->restarts.push_back({{"at", IsoTime(NowMs())}, {"why", why}});
+  j->progress = Json::object();
+  spdlog::warn("job {} ({}) restarts as incarnation {}: {}", id, j->name, j->incarnation, why);
+  files_.DropOutputs(id);
+  files_.DeleteScratch(id);
+  scheduling_->SetIncarnation(id, j->incarnation);
+  Status s = Save(*j);
+  if (!s.ok()) spdlog::error("job table: job {}: {}", id, s.ToString());
+}
+
+}  // namespace copse::master

@@ -1,0 +1,241 @@
+// SchedulingService: the master's scheduling side (DESIGN.md §5, §6). It
+// owns the Scheduler built from the cluster config (the policy and the flow
+// solver by name) and runs it through the one SchedulingLoop: after every
+// salient event, and at the scheduler's wakeup. It maps computer names to the
+// scheduler's ids, hands out task ids (persisted in blocks, never reused) and
+// attempt numbers, turns decisions into launch and kill messages to workers,
+// and routes every start, end, preemption, loss and withdrawal of a task to
+// its job's root (TaskMessenger), buffering while the root is not connected.
+//
+// What became of a task is read from the scheduler's own state changes
+// (ChangeObserver), so roots hear exactly what the scheduler did: a task
+// placed again after a kill was preempted, one removed with its computer was
+// lost, a root that waits again (its computer died, or it died) restarts its
+// job (JobEvents::OnRootLost).
+//
+// A run that ends without completing has its files abandoned at the name
+// service (TaskFiles) before its end is passed on.
+//
+// Master restart: the service starts recovering. Workers re-register listing
+// their running tasks, which are adopted, and their unacknowledged exits,
+// which are delivered; decisions wait until every configured computer has
+// registered or `recovery` has passed (EndRecovery), and roots' hellos are
+// answered only then.
+// Thread-safety: everything runs on the master's io_context thread.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/status.h"
+#include "common/tasks.h"
+#include "dfs/meta_store.h"
+#include "master/cluster_manager.h"
+#include "master/cluster_service.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduling_loop.h"
+
+namespace copse::master {
+
+// How the service reaches workers and roots (the scheduling protocol).
+class TaskMessenger {
+ public:
+  virtual ~TaskMessenger() = default;
+  // Each returns false when the computer's worker has no open connection.
+  virtual bool Launch(const std::string& computer, const LaunchRequest& r) = 0;
+  virtual bool Kill(const std::string& computer, uint64_t task, uint32_t attempt,
+                    const std::string& reason) = 0;
+  virtual void AckExit(const std::string& computer, uint64_t task, uint32_t attempt) = 0;
+  // Tells every worker the job is over (they keep its logs for a while).
+  virtual void JobEnded(uint64_t job) = 0;
+  // False when the job's root is not connected.
+  virtual bool ToRoot(uint64_t job, const TaskEvent& e) = 0;
+};
+
+// One run of a task, as the job service records it for status and logs.
+struct RunNews {
+  uint64_t job = 0;
+  uint64_t task = 0;
+  uint32_t attempt = 0;
+  bool root = false;
+  std::string label;
+  std::string computer;
+  enum class What { kLaunched, kStarted, kEnded } what = What::kLaunched;
+  std::optional<TaskExitReport> exit;  // kEnded, when the worker reported it
+  std::string ended_why;               // kEnded without a report (lost, withdrawn)
+};
+
+// What the job service hears. Calls happen while the scheduler handles an
+// event: they must not call back into the scheduling service.
+class JobEvents {
+ public:
+  virtual ~JobEvents() = default;
+  virtual void OnAdmitted(uint64_t job) = 0;
+  virtual void OnRun(const RunNews& news) = 0;
+  // The job's root is gone (its computer died, or it died): the job restarts
+  // from the beginning. The job service gives it a new incarnation.
+  virtual void OnRootLost(uint64_t job, const std::string& why) = 0;
+};
+
+// The name service's part: files of a run that did not complete.
+class TaskFiles {
+ public:
+  virtual ~TaskFiles() = default;
+  virtual void AbandonRun(uint64_t task, uint32_t attempt) = 0;
+};
+
+// What a root is told about the tasks it believed live when it said hello.
+struct TaskStateReport {
+  uint64_t task = 0;
+  enum class State { kWaiting, kRunning, kUnknown } state = State::kUnknown;
+  uint32_t attempt = 0;
+  std::string computer;
+};
+
+class SchedulingService final : public scheduler::DecisionSink,
+                                public scheduler::ChangeObserver,
+                                public MembershipListener,
+                                public WorkerListener {
+ public:
+  struct Options {
+    Duration recovery{5'000'000};  // the longest a restarted master waits for its workers
+    Duration root_grace{5'000'000};  // a root that said its job is over exits within this
+    bool restarted = false;        // the job table held running jobs: recover first
+  };
+
+  // REQUIRES: every argument outlives the service.
+  SchedulingService(asio::io_context& io, const ClusterConfig& config,
+                    std::unique_ptr<scheduler::Scheduler> scheduler, dfs::MetaStore& store,
+                    const Clock& clock, Options options);
+  ~SchedulingService() override;
+
+  void set_messenger(TaskMessenger* m) { messenger_ = m; }
+  void set_jobs(JobEvents* j) { jobs_ = j; }
+  void set_files(TaskFiles* f) { files_ = f; }
+
+  // Loads the task id counter; every computer counts as down until its
+  // worker registers. REQUIRES: messenger, jobs and files are set.
+  Status Start();
+  void Stop();
+
+  // ---- jobs (the job service)
+  // A job to admit, in submission order, whose root is `root_task` (0: a new
+  // id). Returns the root's task id.
+  Result<uint64_t> AddJob(uint64_t job, uint32_t incarnation, const scheduler::JobAttributes& a,
+                          uint64_t root_task);
+  // The job is over: its tasks are killed, and its root — at once when the
+  // job was killed; after `root_grace` when the root said the job is over
+  // (it exits by itself as soon as the master answers).
+  Status EndJob(uint64_t job, bool root_said_so = false);
+  // Its next root runs as this incarnation.
+  void SetIncarnation(uint64_t job, uint32_t incarnation);
+  // A job with a live root, restarted by the job service (a recovered job
+  // whose root did not come back): nothing to kill, the root waits again.
+  bool RootAdopted(uint64_t job) const;
+
+  // ---- roots
+  // The states of the tasks a (re)connecting root lists. Only after recovery.
+  std::vector<TaskStateReport> RootHello(uint64_t job, const std::vector<uint64_t>& live);
+  // The root is connected again: buffered news goes out.
+  void RootConnected(uint64_t job);
+  Result<std::vector<uint64_t>> Submit(uint64_t job, std::vector<VertexTaskRequest> tasks);
+  Status Withdraw(uint64_t job, uint64_t task);
+  bool recovering() const { return recovering_; }
+  // Called when recovery ends (to answer waiting hellos).
+  void set_on_recovered(std::function<void()> cb) { on_recovered_ = std::move(cb); }
+
+  // ---- workers
+  void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
+                          const WorkerTasks& tasks) override;
+  void TaskStarted(const std::string& computer, uint64_t task, uint32_t attempt);
+  void TaskExited(const std::string& computer, const TaskExitReport& exit);
+  void OnComputerUp(const std::string& computer) override;
+  void OnComputerDown(const std::string& computer) override;
+
+  // Ends recovery now (also on a timer).
+  void EndRecovery();
+
+  // Scheduling decision latencies (event -> launch sent), in µs, since the
+  // last Reset; at most the latest 100,000.
+  const std::deque<int64_t>& decision_latencies() const { return latencies_; }
+  void ResetStats() { latencies_.clear(); }
+  const scheduler::Scheduler& scheduler() const { return *sched_; }
+
+  // scheduler::DecisionSink
+  Status Apply(const scheduler::Decision& d, Timestamp at) override;
+  // scheduler::ChangeObserver
+  void OnChange(const scheduler::ClusterState& state, const scheduler::Change& change,
+                Timestamp now) override;
+
+ private:
+  struct Task {
+    uint64_t id = 0;
+    uint64_t job = 0;
+    bool root = false;
+    std::string program, descriptor, label;
+    Duration timeout{0};
+    uint32_t attempt = 0;     // launches so far
+    std::string computer;     // where the latest launch went
+    bool placed = false;      // placed since it last waited
+    bool withdrawn = false;   // its root withdrew it
+    std::optional<TaskExitReport> exit;  // how its latest run ended
+  };
+  struct Job {
+    uint64_t root_task = 0;
+    uint32_t incarnation = 0;
+    std::deque<TaskEvent> pending;  // news its root has not heard
+    bool over = false;
+    bool root_said_so = false;  // its root ended it: let the root exit by itself
+  };
+
+  void Handle(const scheduler::Event& e);
+  void ScheduleSoon();
+  void RunNow();
+  void ArmWakeup();
+  uint64_t NewTaskId();
+  void Tell(uint64_t job, TaskEvent e);
+  void Adopt(const std::string& computer, const RunningTaskReport& r);
+  int ComputerId(const std::string& name) const;
+  std::string ComputerName(int id) const;
+  scheduler::TaskLocality ToLocality(const NamedLocality& l, Status* error) const;
+
+  asio::io_context& io_;
+  const ClusterConfig& config_;
+  std::unique_ptr<scheduler::Scheduler> sched_;
+  std::unique_ptr<scheduler::SchedulingLoop> loop_;
+  dfs::MetaStore& store_;
+  const Clock& clock_;
+  Options options_;
+  TaskMessenger* messenger_ = nullptr;
+  JobEvents* jobs_ = nullptr;
+  TaskFiles* files_ = nullptr;
+  std::map<std::string, int> computer_ids_;
+  std::map<std::string, int> rack_ids_;
+  std::map<uint64_t, Task> tasks_;
+  std::map<uint64_t, Job> job_state_;
+  std::set<std::string> registered_;  // computers whose worker registered since start
+  uint64_t next_task_ = 1;
+  uint64_t task_limit_ = 0;  // ids below this are reserved in the store
+  bool recovering_ = false;
+  bool run_posted_ = false;
+  std::optional<Timestamp> first_event_;  // the oldest event not yet scheduled
+  std::deque<int64_t> latencies_;
+  std::function<void()> on_recovered_;
+  asio::steady_timer wakeup_;
+  asio::steady_timer recovery_timer_;
+  std::map<uint64_t, std::unique_ptr<asio::steady_timer>> root_kills_;  // by root task
+  bool stopped_ = false;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+};
+
+}  // namespace copse::master

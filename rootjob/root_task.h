@@ -1,0 +1,114 @@
+// RootTask: a job's root task, the copse-rootjob process (DESIGN.md §1, §6;
+// Quincy §2). It runs in a slot on a worker, connects to the master and says
+// hello; the master answers with the job's spec. It then reads its input
+// files' partitions, blocks and replicas from the name service, creates the
+// job's output files, and runs the job's DAG state machine
+// (rootjob/job_manager.h): every ready vertex is submitted with its exact
+// preferred computers and racks (rootjob/locality.h, computed block by
+// block), every task event moves the DAG on, stragglers get duplicates,
+// losers and consumers of lost outputs are withdrawn, and the vertices'
+// states are reported to the master as progress. When the job is over it
+// says so (JobOver), waits for the master's answer and exits 0.
+//
+// If the master goes away, the root reconnects and says hello again listing
+// its live tasks; the master says which it still knows, and the others run
+// again. If the master refuses it (the job was killed, or restarted as a new
+// incarnation), it exits 1.
+// Thread-safety: everything runs on its io_context thread; DFS calls block
+// it briefly (at start and at the end).
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <capnp/message.h>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/net/client.h"
+#include "common/tasks.h"
+#include "dfs/client.h"
+#include "proto/scheduling.capnp.h"
+#include "rootjob/job_manager.h"
+#include "rootjob/job_spec.h"
+#include "rootjob/vertex_io.h"
+
+namespace copse::rootjob {
+
+struct RootOptions {
+  uint64_t job = 0;
+  uint32_t incarnation = 0;
+  uint64_t task = 0;              // this root's task id
+  std::string computer;           // where it runs
+  Duration tick{1'000'000};       // how often stragglers are looked for
+  Duration progress_every{250'000};
+};
+
+class RootTask final : public net::ConnectionHandler {
+ public:
+  // REQUIRES: io, config and clock outlive the root.
+  RootTask(asio::io_context& io, const ClusterConfig& config, std::string secret,
+           RootOptions options, const Clock& clock, std::unique_ptr<dfs::DfsClient> dfs);
+  ~RootTask() override;
+
+  // Connects to the master; the io_context runs until the root is done.
+  void Start();
+  // 0 once the master recorded the job's end; 1 when it gave up.
+  int exit_code() const { return exit_code_; }
+
+  void OnOpen(net::Connection& conn) override;
+  void OnFrame(net::Connection& conn, net::Frame frame) override;
+  void OnClose(net::Connection& conn, const Status& why) override;
+
+ private:
+  // One block of a file partition, for locality.
+  struct Block {
+    int64_t bytes = 0;
+    std::vector<int> replicas;
+  };
+
+  Status Handle(const net::Frame& frame);
+  Status OnWelcome(proto::RootWelcome::Reader w);
+  Status Setup(const std::string& spec_json);
+  void OnEvent(const TaskEvent& e);
+  // Submits what is ready, withdraws what must go, reports progress, and
+  // ends the job when the DAG is over.
+  void Pump();
+  VertexTaskRequest BuildTask(const RunId& r);
+  NamedLocality Locality(const RunId& r) const;
+  void SendProgress(bool force);
+  std::string ProgressJson() const;
+  void Send(capnp::MallocMessageBuilder& msg);
+  void GiveUp(const std::string& why);
+  void ArmTick();
+
+  asio::io_context& io_;
+  const ClusterConfig& config_;
+  RootOptions options_;
+  const Clock& clock_;
+  std::unique_ptr<dfs::DfsClient> dfs_;
+  net::ReconnectingClient client_;
+  asio::steady_timer tick_;
+  std::map<std::string, int> computer_index_;
+  std::vector<int> rack_of_;
+
+  bool set_up_ = false;
+  JobSpec spec_;
+  std::unique_ptr<JobManager> jm_;
+  std::vector<std::vector<std::vector<Block>>> blocks_;  // [file][partition] -> blocks
+  std::map<uint64_t, RunId> run_of_task_;
+  std::map<RunId, uint64_t> task_of_run_;
+  std::deque<std::vector<RunId>> awaiting_ids_;  // submitted batches, oldest first
+  std::vector<RunId> pending_withdrawals_;      // runs whose ids have not come yet
+  bool over_sent_ = false;
+  Timestamp last_progress_{0};
+  int duplicates_ = 0;
+  int exit_code_ = 1;
+};
+
+}  // namespace copse::rootjob
