@@ -12,6 +12,7 @@
 #include "client/master_client.h"
 #include "client/netns.h"
 #include "common/net/auth.h"
+#include "common/process.h"
 
 namespace copse::client {
 namespace {
@@ -86,7 +87,7 @@ class Up {
  public:
   // `net`: the emulated network each process starts in (--netns), or null.
   Up(const ClusterConfig& config, const UpOptions& options, const NetnsCluster* net = nullptr)
-      : config_(config), options_(options), exe_dir_(SelfDir()), net_(net) {}
+      : config_(config), options_(options), exe_dir_(ExecutableDir()), net_(net) {}
 
   int Run() {
     bool created = false;

@@ -138,10 +138,4 @@ int StopProcesses(const std::vector<ProcessRecord>& procs, std::chrono::millisec
   return killed;
 }
 
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
-}
-
 }  // namespace copse::client

@@ -41,7 +41,4 @@ Result<int> Spawn(const std::filesystem::path& exe, const std::vector<std::strin
 // then SIGKILLs what is left. Returns how many had to be killed.
 int StopProcesses(const std::vector<ProcessRecord>& procs, std::chrono::milliseconds grace);
 
-// The directory holding the running executable (/proc/self/exe).
-std::filesystem::path SelfDir();
-
 }  // namespace copse::client

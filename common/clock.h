@@ -20,6 +20,11 @@ class Clock {
   virtual Timestamp Now() const = 0;
 };
 
+// CLOCK_MONOTONIC in nanoseconds: one clock for every process on a machine,
+// so a time taken in one process can be subtracted from one taken in
+// another (a worker's start message and its vertex's first instruction).
+int64_t MonotonicNs();
+
 // Monotonic time from std::chrono::steady_clock.
 class SteadyClock final : public Clock {
  public:

@@ -55,4 +55,10 @@ bool ProcessAlive(int pid) {
   return false;
 }
 
+std::filesystem::path ExecutableDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
 }  // namespace copse

@@ -1,5 +1,5 @@
-// Whether a process (by pid) still exists in any form that can hold
-// resources. Reads /proc; no state.
+// Processes seen through /proc: whether one (by pid) still exists in any
+// form that can hold resources, and where this one's executable is. No state.
 #pragma once
 
 #include <filesystem>
@@ -19,5 +19,9 @@ std::string ReadProcFile(const std::filesystem::path& path);
 // its files (and so its RocksDB LOCK) are still open. A pid that is gone, or
 // whose threads are all zombies, is not alive.
 bool ProcessAlive(int pid);
+
+// The directory holding the running executable (/proc/self/exe): where a
+// daemon or tool finds the executables built beside it.
+std::filesystem::path ExecutableDir();
 
 }  // namespace copse

@@ -43,7 +43,7 @@ void Manage(int pid, bool add) {
   }
 }
 
-// What the child does between fork and exec, by step, for error messages.
+// What the child does between clone and exec, by step, for error messages.
 enum Step : int { kNetns = 1, kSession, kDeathSignal, kStdio, kPassFds, kCwd, kExec };
 
 const char* StepName(int step) {
@@ -65,8 +65,11 @@ const char* StepName(int step) {
   }
 }
 
-// Everything the child needs, prepared before fork: between fork and exec
-// the child only makes system calls.
+// Everything the child needs, prepared before the clone: until exec the
+// child shares this process's memory (CLONE_VM | CLONE_VFORK, as
+// posix_spawn does: no page tables are copied, which made launches from a
+// busy worker slow) and only makes system calls on a stack of its own. What
+// went wrong, if anything, it writes into the plan.
 struct ChildPlan {
   std::vector<char*> argv, envp;
   const char* cwd = nullptr;
@@ -77,47 +80,79 @@ struct ChildPlan {
   int death_signal = 0;
   bool new_session = false;
   pid_t parent = 0;
-  int report_fd = -1;
+  // Raw views of the vectors: the child calls no library code of ours.
+  const std::pair<int, int>* moves_begin = nullptr;
+  const std::pair<int, int>* moves_end = nullptr;
+  const int* keep_begin = nullptr;
+  const int* keep_end = nullptr;
+  char* const* argv_raw = nullptr;
+  char* const* envp_raw = nullptr;
+  // Written by the child when a step fails (the parent reads them once the
+  // child has exec'd or exited).
+  volatile int fail_step = 0;
+  volatile int fail_errno = 0;
 };
 
-[[noreturn]] void ChildMain(const ChildPlan& p) {
-  auto fail = [&](int step) {
-    int report[2] = {step, errno};
-    (void)!::write(p.report_fd, report, sizeof report);
-    ::_exit(127);
-  };
-  if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) fail(kNetns);
-  if (p.new_session && ::setsid() < 0) fail(kSession);
+// The child's code may not be instrumented: a sanitizer's bookkeeping would
+// be done in the parent's memory, for a stack that is not the parent's.
+#define COPSE_CHILD_CODE __attribute__((no_sanitize("address", "undefined"), noinline))
+
+[[noreturn]] COPSE_CHILD_CODE void ChildFail(ChildPlan& p, int step) {
+  p.fail_errno = errno;
+  p.fail_step = step;
+  ::_exit(127);
+}
+
+COPSE_CHILD_CODE int ChildMain(void* arg) {
+  ChildPlan& p = *static_cast<ChildPlan*>(arg);
+  // The parent's signal handlers must not run here (they would run on the
+  // parent's memory): every caught signal goes back to its default while
+  // all are blocked (as the parent left them), and SIGPIPE, which daemons
+  // ignore, too.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction sa {};
+    if (::sigaction(sig, nullptr, &sa) != 0) continue;
+    if (sig == SIGPIPE || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)) {
+      struct sigaction dfl {};
+      dfl.sa_handler = SIG_DFL;
+      ::sigaction(sig, &dfl, nullptr);
+    }
+  }
+  if (p.netns_fd >= 0 && ::setns(p.netns_fd, CLONE_NEWNET) != 0) ChildFail(p, kNetns);
+  if (p.new_session && ::setsid() < 0) ChildFail(p, kSession);
   if (p.death_signal != 0) {
-    if (::prctl(PR_SET_PDEATHSIG, p.death_signal) != 0) fail(kDeathSignal);
+    if (::prctl(PR_SET_PDEATHSIG, p.death_signal) != 0) ChildFail(p, kDeathSignal);
     if (::getppid() != p.parent) ::_exit(127);  // the parent is gone already
   }
   if ((p.in_fd >= 0 && ::dup2(p.in_fd, 0) < 0) || (p.out_fd >= 0 && ::dup2(p.out_fd, 1) < 0) ||
       (p.err_fd >= 0 && ::dup2(p.err_fd, 2) < 0)) {
-    fail(kStdio);
+    ChildFail(p, kStdio);
   }
-  for (const auto& [from, to] : p.moves) {
-    if (::dup2(from, to) < 0) fail(kPassFds);  // the copy is not close-on-exec
+  for (const std::pair<int, int>* m = p.moves_begin; m != p.moves_end; ++m) {
+    if (::dup2(m->first, m->second) < 0) ChildFail(p, kPassFds);  // not close-on-exec
   }
   // Every other descriptor closes on exec.
   unsigned lo = 3;
-  for (int fd : p.keep) {
-    if (static_cast<unsigned>(fd) > lo) ::close_range(lo, fd - 1, CLOSE_RANGE_CLOEXEC);
-    lo = static_cast<unsigned>(fd) + 1;
+  for (const int* fd = p.keep_begin; fd != p.keep_end; ++fd) {
+    if (static_cast<unsigned>(*fd) > lo) ::close_range(lo, *fd - 1, CLOSE_RANGE_CLOEXEC);
+    lo = static_cast<unsigned>(*fd) + 1;
   }
   ::close_range(lo, ~0U, CLOSE_RANGE_CLOEXEC);
-  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) fail(kCwd);
-  // Daemons ignore SIGPIPE; their children start with default handling and
-  // nothing blocked.
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  ::sigaction(SIGPIPE, &dfl, nullptr);
+  if (p.cwd != nullptr && ::chdir(p.cwd) != 0) ChildFail(p, kCwd);
   sigset_t none;
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  ::execve(p.argv[0], p.argv.data(), p.envp.data());
-  fail(kExec);
-  ::_exit(127);
+  ::execve(p.argv_raw[0], p.argv_raw, p.envp_raw);
+  ChildFail(p, kExec);
+}
+
+// A stack for children, one per spawning thread, kept: it is only ever
+// used by a child while its parent thread waits.
+char* ChildStackTop() {
+  constexpr size_t kSize = 64 * 1024;
+  thread_local std::unique_ptr<char[]> stack(new char[kSize]);
+  // The stack grows down; 16-byte aligned.
+  return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(stack.get() + kSize) & ~uintptr_t{15});
 }
 
 Status SpawnError(const std::filesystem::path& program, const char* step, int err) {
@@ -163,7 +198,11 @@ Result<int> OpenOutput(SpawnOptions::Output kind, const std::filesystem::path& f
 }  // namespace
 
 std::string ExitStatus::ToString() const {
-  if (!known) return "exit status unknown";
+  if (!known) {
+    return wait_errno == 0
+               ? std::string("exit status unknown")
+               : "exit status unknown (waitid: " + std::string(std::strerror(wait_errno)) + ")";
+  }
   if (signal != 0) {
     const char* name = sigabbrev_np(signal);
     return "killed by signal " + std::to_string(signal) +
@@ -238,32 +277,32 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(asio::io_context& io, Spaw
   plan.death_signal = o.death_signal;
   plan.new_session = o.new_session;
   plan.parent = ::getpid();
-  int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + strerror(errno));
-  parent_side.Add(report[0]);
-  plan.report_fd = child_side.Add(report[1]);
+  plan.moves_begin = plan.moves.data();
+  plan.moves_end = plan.moves.data() + plan.moves.size();
+  plan.keep_begin = plan.keep.data();
+  plan.keep_end = plan.keep.data() + plan.keep.size();
+  plan.argv_raw = plan.argv.data();
+  plan.envp_raw = plan.envp.data();
 
-  const pid_t pid = ::fork();
-  if (pid == 0) ChildMain(plan);
-  const int fork_errno = errno;
+  // All signals blocked across the clone (the child unblocks them before
+  // exec); this thread is suspended until the child execs or exits.
+  sigset_t all, saved;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+  int pidfd = -1;
+  const pid_t pid = ::clone(ChildMain, ChildStackTop(),
+                            CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &plan, &pidfd);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   child_side.CloseAll();  // the child's ends, here
-  if (pid < 0) return SpawnError(o.program, "fork", fork_errno);
-  int failure[2] = {0, 0};
-  ssize_t n;
-  while ((n = ::read(report[0], failure, sizeof failure)) < 0 && errno == EINTR) {
-  }
-  if (n > 0) {
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  if (pid < 0) return SpawnError(o.program, "clone", clone_errno);
+  if (plan.fail_step != 0) {
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED) < 0 &&
+           errno == EINTR) {
     }
-    return SpawnError(o.program, StepName(failure[0]), failure[1]);
-  }
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) {
-    int err = errno;
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return SpawnError(o.program, "pidfd_open", err);
+    ::close(pidfd);
+    return SpawnError(o.program, StepName(plan.fail_step), plan.fail_errno);
   }
   ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
   Manage(pid, true);
@@ -312,21 +351,22 @@ void Subprocess::WatchExit() {
 
 void Subprocess::ReadPipe(Pipe& p) {
   std::weak_ptr<int> alive = alive_;
-  p.sd.async_read_some(asio::buffer(p.buf), [this, alive, &p](const asio::error_code& ec,
-                                                                size_t n) {
-    if (alive.expired() || !p.open) return;
-    if (n > 0) {
-      const OutputCallback& cb = p.err ? on_err_ : on_out_;
-      if (cb) cb(std::string_view(p.buf.data(), n));
-    }
-    if (ec) {  // end of file, or an error: nothing more comes
-      p.open = false;
-      p.sd.close();
-      if (status_ && (!out_ || !out_->open) && (!err_ || !err_->open)) Forget();
-      return;
-    }
-    ReadPipe(p);
-  });
+  p.sd.async_read_some(asio::buffer(p.buf),
+                       [this, alive, &p](const asio::error_code& ec, size_t n) {
+                         if (alive.expired() || !p.open) return;
+                         if (n > 0) {
+                           const OutputCallback& cb = p.err ? on_err_ : on_out_;
+                           if (cb) cb(std::string_view(p.buf.data(), n));
+                         }
+                         if (ec) {  // end of file, or an error: nothing more comes
+                           p.open = false;
+                           p.sd.close();
+                           if (status_ && (!out_ || !out_->open) && (!err_ || !err_->open))
+                             Forget();
+                           return;
+                         }
+                         ReadPipe(p);
+                       });
 }
 
 void Subprocess::Reaped() {
@@ -336,9 +376,21 @@ void Subprocess::Reaped() {
                         static_cast<id_t>(pidfd_->sd.native_handle()), &info, WEXITED)) < 0 &&
          errno == EINTR) {
   }
+  if (rc < 0 && errno == EAGAIN) {
+    // The pidfd reported the exit before the child became waitable (the
+    // pidfd is non-blocking): look again shortly.
+    retry_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(1));
+    std::weak_ptr<int> alive = alive_;
+    retry_timer_->async_wait([this, alive](const asio::error_code& ec) {
+      if (alive.expired() || ec || detached_) return;
+      Reaped();
+    });
+    return;
+  }
   ExitStatus s;
   if (rc < 0) {
     s.known = false;  // reaped by someone else
+    s.wait_errno = errno;
   } else if (info.si_code == CLD_EXITED) {
     s.code = info.si_status;
   } else {

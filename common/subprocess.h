@@ -3,7 +3,7 @@
 // manager, the launcher (`copse cluster up`, network namespaces) and the
 // tests.
 //
-// Spawn() forks and execs a program by absolute path with an explicit argv
+// Spawn() starts a program by absolute path with an explicit argv
 // (never a shell), optionally in a new session (its own process group, so a
 // signal reaches everything it started), with a parent-death signal (it does
 // not outlive the thread that spawned it), in a working directory, inside a
@@ -11,7 +11,10 @@
 // read on the loop, and with chosen descriptors passed on. Every other
 // descriptor is closed in the child. A failure before the program runs (no
 // such file, not executable, a bad working directory) is returned by Spawn()
-// with the step that failed, not reported as an exit status.
+// with the step that failed, not reported as an exit status. Spawn() returns
+// once the program has been exec'd: the child shares this process's memory
+// until then (clone with CLONE_VM | CLONE_VFORK, as posix_spawn does), so
+// starting a program costs the same from a small process and a big one.
 //
 // The child's exit is watched through a pidfd on the loop: on_exit runs once,
 // after the child is reaped and what it wrote to its pipes has been
@@ -47,11 +50,13 @@ namespace copse {
 
 // How a child ended.
 struct ExitStatus {
-  int code = -1;      // its exit code, when it exited
-  int signal = 0;     // the signal that killed it, else 0
-  bool known = true;  // false: something else reaped it
+  int code = -1;       // its exit code, when it exited
+  int signal = 0;      // the signal that killed it, else 0
+  bool known = true;   // false: something else reaped it
+  int wait_errno = 0;  // when not known: what waitid() said
   bool ok() const { return known && signal == 0 && code == 0; }
-  // "exit code 3", "killed by signal 9 (SIGKILL)", "exit status unknown".
+  // "exit code 3", "killed by signal 9 (SIGKILL)",
+  // "exit status unknown (waitid: No child processes)".
   std::string ToString() const;
 };
 
@@ -71,9 +76,9 @@ struct SpawnOptions {
   Output err = Output::kInherit;
   std::filesystem::path out_file, err_file;  // for kFile
   bool err_to_out = false;                   // stderr goes where stdout goes (err is ignored)
-  bool new_session = false;  // setsid(): its own session and process group
-  int death_signal = 0;      // sent to it when the spawning thread exits (PR_SET_PDEATHSIG)
-  int netns_fd = -1;         // enters this network namespace before exec
+  bool new_session = false;                  // setsid(): its own session and process group
+  int death_signal = 0;  // sent to it when the spawning thread exits (PR_SET_PDEATHSIG)
+  int netns_fd = -1;     // enters this network namespace before exec
   // Descriptors passed on: (this process's fd, the number it has in the child).
   std::vector<std::pair<int, int>> pass_fds;
 };
@@ -124,6 +129,7 @@ class Subprocess {
   std::unique_ptr<Pipe> out_, err_;
   std::optional<ExitStatus> status_;
   std::unique_ptr<asio::steady_timer> drain_timer_;  // pipes left open after the exit
+  std::unique_ptr<asio::steady_timer> retry_timer_;  // readable pidfd, child not yet waitable
   bool reported_ = false;
   bool detached_ = false;
   ExitCallback on_exit_;

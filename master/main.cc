@@ -8,18 +8,19 @@
 //   server (MasterService) routing each protocol to its service
 //
 //   copse-master --config F [--log-level L] [--port P]
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <asio/steady_timer.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <asio/steady_timer.hpp>
-#include <fmt/format.h>
 #include <iostream>
 
 #include "common/daemon.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
@@ -38,13 +39,6 @@ namespace {
 int Fail(const copse::Status& s) {
   spdlog::critical("{}", s.ToString());
   return 1;
-}
-
-// The directory holding this executable.
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
 // Each running job's root takes a slot: K roots must leave slots for vertices.
@@ -104,7 +98,8 @@ int main(int argc, char** argv) {
   // Jobs and their scheduling.
   copse::master::NameServiceJobFiles files(dfs.names());
   copse::master::JobService::Options jo;
-  jo.apps_dir = config.apps_dir.empty() ? SelfDir().parent_path() / "apps" : config.apps_dir;
+  jo.apps_dir =
+      config.apps_dir.empty() ? copse::ExecutableDir().parent_path() / "apps" : config.apps_dir;
   copse::master::JobService jobs(config, **meta, files, wall, jo);
   auto restarted = jobs.Load();
   if (!restarted.ok()) return Fail(restarted.status());
@@ -113,8 +108,7 @@ int main(int argc, char** argv) {
   copse::master::SchedulingService::Options so;
   so.recovery = config.worker_timeout;
   so.restarted = *restarted;
-  copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock,
-                                              so);
+  copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock, so);
   copse::master::SchedulingProtocol scheduling_protocol(cluster, scheduling, jobs);
   copse::master::JobProtocol job_protocol(jobs, scheduling);
   scheduling.set_messenger(&scheduling_protocol);

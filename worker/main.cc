@@ -9,23 +9,13 @@
 #include "common/daemon.h"
 #include "common/log.h"
 #include "common/net/auth.h"
+#include "common/process.h"
 #include "dfs/chunk_memory.h"
 #include "worker/task_manager.h"
 #include "worker/task_service.h"
 #include "worker/worker_agent.h"
 #include "worker/worker_dfs.h"
 #include "worker/worker_service.h"
-
-namespace {
-
-// The directory holding this executable.
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"copse-worker: the Copse daemon on one computer"};
@@ -74,7 +64,7 @@ int main(int argc, char** argv) {
   to.computer = computer->name;
   to.config_path = std::filesystem::absolute(config.source);
   to.data_dir = computer->data_dir;
-  to.bin_dir = SelfDir();
+  to.bin_dir = copse::ExecutableDir();
   to.apps_dir = config.apps_dir.empty() ? to.bin_dir.parent_path() / "apps" : config.apps_dir;
   to.secret = env->secret;
   to.limits.timeout = config.worker.vertex_timeout;
