@@ -24,7 +24,7 @@ Duration TaskInfo::WaitTime(Timestamp now) const {
 }
 
 Duration TaskInfo::RunTime(Timestamp now) const {
-  return ran + (state == TaskState::kRunning ? now - since : Duration{0});
+  return ran + (placed() ? now - since : Duration{0});
 }
 
 ClusterState::ClusterState(Topology topology) : topology_(std::move(topology)) {
@@ -117,8 +117,7 @@ void ClusterState::AdmitJob(JobId id, Timestamp now) {
 
 void ClusterState::FinishJob(JobId id) {
   JobInfo& j = MutableJob(id);
-  assert(j.root_task == kNoTask || tasks_.count(j.root_task) == 0 ||
-         tasks_.at(j.root_task).orphan);
+  assert(j.root_task == kNoTask || tasks_.count(j.root_task) == 0 || tasks_.at(j.root_task).orphan);
   if (j.admitted) {
     admitted_.erase(std::find(admitted_.begin(), admitted_.end(), id));
     if (j.root_task != kNoTask) --admitted_roots_;
@@ -171,7 +170,7 @@ TaskInfo& ClusterState::AddTask(TaskId id, JobId job, bool root, TaskLocality lo
 
 void ClusterState::CloseSpan(TaskInfo& t, Timestamp now) {
   if (t.state == TaskState::kWaiting) t.waited += now - t.since;
-  if (t.state == TaskState::kRunning) t.ran += now - t.since;
+  if (t.placed()) t.ran += now - t.since;
   t.since = now;
 }
 

@@ -56,7 +56,11 @@ struct TaskInfo {
   }
   // ν: total time spent waiting up to `now`.
   Duration WaitTime(Timestamp now) const;
-  // θ: total time spent running up to `now`.
+  // θ: total time spent running up to `now`, counted from each start
+  // decision: the slot is the task's from then on, and a confirmation that
+  // takes a while must not make it look cheaper to preempt than a task
+  // still waiting (which the master's rounds between a decision and the
+  // worker's answer would otherwise do to every task they just started).
   Duration RunTime(Timestamp now) const;
 };
 

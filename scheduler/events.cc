@@ -40,4 +40,18 @@ const char* EventName(const Event& e) {
       e);
 }
 
+std::string ToString(const Event& e) {
+  std::string what = EventName(e);
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (requires { x.task; }) what += " task " + std::to_string(x.task);
+        if constexpr (requires { x.job; }) what += " job " + std::to_string(x.job);
+        if constexpr (requires { x.computer; }) what += " computer " + std::to_string(x.computer);
+        (void)sizeof(T);
+      },
+      e);
+  return what;
+}
+
 }  // namespace copse::scheduler

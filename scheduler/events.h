@@ -165,5 +165,7 @@ struct Decision {
 std::string ToString(const Decision& d);
 // The event's type name, e.g. "TaskSubmitted".
 const char* EventName(const Event& e);
+// The name and the ids it carries: "TaskCompleted task 7", for logs.
+std::string ToString(const Event& e);
 
 }  // namespace copse::scheduler

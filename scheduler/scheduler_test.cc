@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
 
 #include "scheduler/policy_factory.h"
 #include "scheduler/testing/driver.h"
@@ -96,10 +98,11 @@ TEST(SchedulerTest, SlotStaysBusyUntilConfirmations) {
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->size(), 1u);
   EXPECT_EQ((*d)[0].task, 11);
-  // ν and θ accumulate over spans.
+  // ν and θ accumulate over spans; θ from the start decision (at 0), as
+  // the slot is held from then.
   EXPECT_EQ(s->state().task(11).WaitTime(Sec(5)), Sec(3));
   EXPECT_EQ(s->state().job(1).completed, 1);
-  EXPECT_EQ(s->state().job(1).completed_run_time, Sec(2));
+  EXPECT_EQ(s->state().job(1).completed_run_time, Sec(3));
 }
 
 TEST(SchedulerTest, RejectsContradictoryEventsAndKeepsState) {
@@ -418,6 +421,60 @@ TEST_P(EveryPolicyTest, RunsWorkloadToCompletionDeterministically) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, EveryPolicyTest, ::testing::ValuesIn(PolicyNames()),
                          [](const auto& p) { return p.param; });
+
+// A job alone on the cluster has nobody to yield to: every policy places its
+// tasks and never kills one, however its tasks come and go. As in the
+// master, a worker confirms a start a little after the decision, tasks
+// finish in no particular order, and every event gets its rounds.
+TEST(SchedulerTest, ALoneJobIsNeverPreempted) {
+  for (const std::string policy : {"QFP", "QF", "QP", "Q", "GFP", "HFS"}) {
+    SCOPED_TRACE(policy);
+    auto s = Make(policy, Topology::Uniform(2, 3, 2), /*k=*/4);
+    std::mt19937 rng(7);
+    // (time in ms, task, true: a start confirmation, else a completion)
+    std::multimap<int, std::pair<TaskId, bool>> events;
+    int now = 0, kills = 0, starts = 0;
+    auto rounds = [&] {
+      for (int round = 0; round < 10; ++round) {
+        auto d = s->Schedule(Sec(now / 1000.0));
+        ASSERT_TRUE(d.ok()) << d.status().ToString();
+        if (d->empty()) return;
+        for (const Decision& x : *d) {
+          if (x.kind == Decision::Kind::kKillTask) {
+            ++kills;
+            ADD_FAILURE() << ToString(x) << " at " << now << " ms";
+          } else if (x.kind == Decision::Kind::kStartTask) {
+            int confirmed = now + 1 + static_cast<int>(rng() % 3);
+            events.insert({confirmed, {x.task, true}});
+            if (!x.root) {
+              ++starts;
+              events.insert({confirmed + 5 + static_cast<int>(rng() % 20), {x.task, false}});
+            }
+          }
+        }
+      }
+    };
+    ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+    rounds();
+    for (TaskId t = 1; t <= 100; ++t) {
+      ASSERT_TRUE(s->Handle(TaskSubmitted{t, 1, {}}, Sec(0)).ok());
+    }
+    rounds();
+    while (!events.empty() && kills == 0) {
+      auto [at, e] = *events.begin();
+      events.erase(events.begin());
+      now = at;
+      if (e.second) {
+        ASSERT_TRUE(s->Handle(TaskStarted{e.first}, Sec(now / 1000.0)).ok());
+      } else {
+        ASSERT_TRUE(s->Handle(TaskCompleted{e.first}, Sec(now / 1000.0)).ok());
+      }
+      rounds();
+    }
+    EXPECT_EQ(kills, 0);
+    EXPECT_EQ(starts, 100);
+  }
+}
 
 }  // namespace
 }  // namespace copse::scheduler
