@@ -22,6 +22,7 @@
 #include "client/netns.h"
 #include "common/config.h"
 #include "common/exec_argv.h"
+#include "common/process.h"
 
 namespace {
 
@@ -29,7 +30,7 @@ namespace {
 // subcommands. Returns only when it could not be started.
 int RunSibling(const std::string& name, const std::vector<std::string>& args,
                const std::optional<std::string>& config) {
-  std::filesystem::path exe = copse::client::SelfDir() / ("copse-" + name);
+  std::filesystem::path exe = copse::ExecutableDir() / ("copse-" + name);
   if (config) setenv("COPSE_CONFIG", config->c_str(), 1);
   std::vector<std::string> argv_s{exe.string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
@@ -165,7 +166,8 @@ int main(int argc, char** argv) {
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
   auto* bench = app.add_subcommand(
-      "bench", "benchmark suites: `copse bench SUITE ...` runs copse-bench-SUITE (flow, dfs, sim)");
+      "bench",
+      "benchmark suites: `copse bench SUITE ...` runs copse-bench-SUITE (flow, dfs, sim, engine)");
   bench->prefix_command();
 
   try {
@@ -187,7 +189,8 @@ int main(int argc, char** argv) {
     if (rest.empty() || rest.front().empty() ||
         !std::all_of(rest.front().begin(), rest.front().end(),
                      [](char c) { return c >= 'a' && c <= 'z'; })) {
-      std::cerr << "copse bench: name a suite (flow, dfs, sim): copse bench SUITE [ARGS...]\n";
+      std::cerr
+          << "copse bench: name a suite (flow, dfs, sim, engine): copse bench SUITE [ARGS...]\n";
       return 2;
     }
     std::string suite = "bench-" + rest.front();

@@ -5,8 +5,8 @@
 //                   [--sync-on-close true|false] [--json] [--keep]
 //
 // It starts its own small cluster on loopback (a master and three workers:
-// c00, c01 in rack r0, c10 in rack r1) in a temporary directory, from the
-// copse-master and copse-worker beside it, then measures:
+// c00, c01 in rack r0, c10 in rack r1) in a temporary directory, with the
+// `copse cluster up` beside it (client/loopback_cluster.h), then measures:
 //   file read         baseline: read() of a plain N-byte file, 1 MiB at a time
 //   tcp stream        baseline: N bytes over a plain loopback TCP connection
 //   synced writes x3  baseline: N bytes written as three files at once (one
@@ -41,10 +41,10 @@
 #include <random>
 #include <thread>
 
+#include "client/loopback_cluster.h"
 #include "common/config.h"
 #include "common/net/auth.h"
-#include "common/net/free_ports.h"
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "dfs/chunk_memory.h"
 #include "dfs/client.h"
 #include "dfs/crc32c.h"
@@ -59,86 +59,6 @@ using Clock = std::chrono::steady_clock;
 volatile uint32_t crc_sink = 0;  // receives the CRC timing loop's result
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::filesystem::path SelfDir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : p.parent_path();
-}
-
-// The daemons this benchmark started (common/subprocess.h); stopped on
-// destruction: SIGTERM, up to 10 s for them to exit, then SIGKILL.
-class Daemons {
- public:
-  ~Daemons() {
-    for (auto& p : procs_) (void)p->Signal(SIGTERM);
-    auto running = [&] {
-      for (auto& p : procs_) {
-        if (p->running()) return true;
-      }
-      return false;
-    };
-    for (auto end = Clock::now() + std::chrono::seconds(10); running() && Clock::now() < end;) {
-      io_.run_one_for(std::chrono::milliseconds(100));
-    }
-  }
-  Status Spawn(std::vector<std::string> args, const std::filesystem::path& log) {
-    SpawnOptions o;
-    o.program = args[0];
-    o.args.assign(args.begin() + 1, args.end());
-    o.out = SpawnOptions::Output::kFile;
-    o.out_file = log;
-    o.err_to_out = true;
-    COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> p, Subprocess::Spawn(io_, std::move(o)));
-    procs_.push_back(std::move(p));
-    return Status::Ok();
-  }
-
- private:
-  asio::io_context io_;
-  std::vector<std::unique_ptr<Subprocess>> procs_;
-};
-
-std::string ConfigText(const std::filesystem::path& dir, int block_mb,
-                       const std::vector<uint16_t>& p, bool sync_on_close) {
-  return fmt::format(R"([cluster]
-name = "bench-dfs"
-data_root = "{0}/data"
-secret_file = "{0}/cluster.secret"
-replication = 3
-block_size_mb = {1}
-log_level = "warn"
-heartbeat_interval_ms = 200
-worker_timeout_ms = 5000
-
-[master]
-host = "127.0.0.1"
-port = {2}
-
-[[racks]]
-name = "r0"
-  [[racks.computers]]
-  name = "c00"
-  control_port = {3}
-  data_port = {4}
-  [[racks.computers]]
-  name = "c01"
-  control_port = {5}
-  data_port = {6}
-
-[[racks]]
-name = "r1"
-  [[racks.computers]]
-  name = "c10"
-  control_port = {7}
-  data_port = {8}
-
-[dfs]
-sync_on_close = {9}
-)",
-                     dir.string(), block_mb, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
-                     sync_on_close);
-}
 
 // Reads `path` with read(2), 1 MiB at a time; returns seconds.
 Result<double> PlainFileRead(const std::filesystem::path& path, uint64_t size) {
@@ -357,14 +277,14 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
     std::cerr << "copse-bench-dfs: " << s.ToString() << " (logs in " << dir.string() << ")\n";
     return 1;
   };
-  std::filesystem::path config_path = dir / "cluster.toml";
-  auto ports = net::FreePorts(7);
-  if (!ports.ok()) return fail(ports.status());
-  std::ofstream(config_path) << ConfigText(dir, block_mb, *ports, sync_on_close);
-  auto secret = net::EnsureSecret(dir / "cluster.secret");
-  if (!secret.ok()) return fail(secret.status());
-  auto config = LoadClusterConfig(config_path);
-  if (!config.ok()) return fail(config.status());
+  client::LoopbackSpec spec;
+  spec.name = "bench-dfs";
+  spec.racks = {2, 1};  // c00, c01 in r0; c10 in r1
+  spec.log_level = "warn";
+  spec.heartbeat_interval_ms = 200;
+  spec.worker_timeout_ms = 5000;
+  spec.extra_cluster_keys = fmt::format("replication = 3\nblock_size_mb = {}\n", block_mb);
+  spec.extra_tables = fmt::format("[dfs]\nsync_on_close = {}\n", sync_on_close);
   uint64_t size = static_cast<uint64_t>(size_mb) << 20;
   std::vector<uint8_t> data(size);
   std::mt19937_64 rng(7);
@@ -378,18 +298,11 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
 
   nlohmann::json out;
   {
-    Daemons daemons;
-    std::filesystem::path bin = SelfDir();
-    Status s = daemons.Spawn(
-        {(bin / "copse-master").string(), "--config", config_path.string(), "--quiet"},
-        dir / "master.out");
-    if (!s.ok()) return fail(s);
-    for (const char* c : {"c00", "c01", "c10"}) {
-      s = daemons.Spawn({(bin / "copse-worker").string(), "--config", config_path.string(),
-                         "--computer", c, "--quiet"},
-                        dir / fmt::format("{}.out", c));
-      if (!s.ok()) return fail(s);
-    }
+    auto cluster = client::LoopbackCluster::Start(dir, spec, ExecutableDir());
+    if (!cluster.ok()) return fail(cluster.status());
+    const ClusterConfig* config = &(*cluster)->config();
+    auto secret = net::LoadSecret(config->secret_file);
+    if (!secret.ok()) return fail(secret.status());
     // Wait until all three workers registered and reported their blocks: a
     // 3-replica create succeeds only then.
     Status ready = Unavailable("the cluster did not come up in 30 s");

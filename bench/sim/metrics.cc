@@ -32,4 +32,10 @@ RunMetrics ComputeMetrics(const std::vector<JobTimes>& jobs) {
   return m;
 }
 
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
 }  // namespace copse::bench

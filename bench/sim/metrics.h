@@ -3,7 +3,7 @@
 // σ = 1/ANP, Unfairness (coefficient of variation of ANP, population
 // standard deviation) and data transferred split into local, within-rack and
 // across the core switch. Pure functions, shared by the simulator suite and
-// the real-cluster suite.
+// the real-cluster suite, and the percentiles the benchmarks report.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -38,5 +38,9 @@ struct RunMetrics {
 
 // REQUIRES: jobs is not empty; every job has ideal_s > 0 and finished.
 RunMetrics ComputeMetrics(const std::vector<JobTimes>& jobs);
+
+// The nearest-rank `p`th percentile (0 < p <= 100) of ascending values; 0
+// for none.
+double Percentile(const std::vector<double>& sorted, double p);
 
 }  // namespace copse::bench

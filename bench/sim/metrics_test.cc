@@ -30,5 +30,15 @@ TEST(MetricsTest, EqualSlowdownsAreFair) {
   EXPECT_DOUBLE_EQ(m.slowdown_linf, 2);
 }
 
+TEST(MetricsTest, NearestRankPercentiles) {
+  std::vector<double> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(Percentile(v, 50), 5);
+  EXPECT_EQ(Percentile(v, 99), 10);
+  EXPECT_EQ(Percentile(v, 10), 1);
+  EXPECT_EQ(Percentile(v, 11), 2);
+  EXPECT_EQ(Percentile({7}, 50), 7);
+  EXPECT_EQ(Percentile({}, 50), 0);
+}
+
 }  // namespace
 }  // namespace copse::bench

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/sim/metrics.h"
 #include "bench/sim/suite.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "sim/scale_sim.h"
-
 
 namespace copse::bench {
 
@@ -55,13 +55,6 @@ constexpr double kQuickMaxTimeS = 60;  // --quick
 // the small cluster still sees arrivals (and rounds) every few seconds.
 constexpr double kMeanTaskS = 600;
 constexpr double kQuickMeanTaskS = 60;
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
 
 std::string Fixed(double v, int digits) {
   std::ostringstream s;

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "client/loopback_cluster.h"
 #include "common/net/free_ports.h"
 #include "common/process.h"
 #include "common/subprocess.h"
@@ -102,38 +103,18 @@ std::vector<uint16_t> FreePorts(int n) {
 
 std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,
                                          const LocalClusterSpec& spec) {
-  int computers = spec.racks * spec.computers_per_rack;
-  std::vector<uint16_t> ports = FreePorts(1 + 2 * computers);
-  std::string text = fmt::format(R"([cluster]
-name = "test"
-data_root = "{}"
-heartbeat_interval_ms = {}
-worker_timeout_ms = {}
-max_running_jobs = {}
-log_level = "debug"
-{}
-[master]
-host = "127.0.0.1"
-port = {}
-{}
-)",
-                                 (dir / "data").string(), spec.heartbeat_interval_ms,
-                                 spec.worker_timeout_ms, spec.max_running_jobs,
-                                 spec.extra_cluster_keys, ports[0], spec.extra_tables);
-  int next = 1;
-  for (int r = 0; r < spec.racks; ++r) {
-    text += fmt::format("\n[[racks]]\nname = \"r{}\"\n", r);
-    for (int c = 0; c < spec.computers_per_rack; ++c) {
-      text += fmt::format(
-          "  [[racks.computers]]\n  name = \"c{}{}\"\n  slots = {}\n  control_port = {}\n"
-          "  data_port = {}\n",
-          r, c, spec.slots, ports[next], ports[next + 1]);
-      next += 2;
-    }
-  }
-  std::filesystem::path path = dir / "cluster.toml";
-  std::ofstream(path) << text;
-  return path;
+  client::LoopbackSpec l;
+  l.name = "test";
+  l.racks.assign(static_cast<size_t>(spec.racks), spec.computers_per_rack);
+  l.slots = spec.slots;
+  l.max_running_jobs = spec.max_running_jobs;
+  l.heartbeat_interval_ms = spec.heartbeat_interval_ms;
+  l.worker_timeout_ms = spec.worker_timeout_ms;
+  l.extra_cluster_keys = spec.extra_cluster_keys;
+  l.extra_tables = spec.extra_tables;
+  auto path = client::WriteLoopbackConfig(dir, l);
+  if (!path.ok()) throw std::runtime_error(path.status().ToString());
+  return *path;
 }
 
 std::filesystem::path BinDir() {
@@ -155,7 +136,8 @@ CommandResult RunCopse(const std::string& program, const std::vector<std::string
   CommandResult result;
   result.out = std::move(r->out);
   result.err = std::move(r->err);
-  result.exit_code = !r->timed_out && r->status.known && r->status.signal == 0 ? r->status.code : -1;
+  result.exit_code =
+      !r->timed_out && r->status.known && r->status.signal == 0 ? r->status.code : -1;
   return result;
 }
 

@@ -1,0 +1,77 @@
+#include "client/loopback_cluster.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "common/net/free_ports.h"
+#include "common/subprocess.h"
+
+namespace copse::client {
+
+Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
+                                                  const LoopbackSpec& spec) {
+  int computers = 0;
+  for (int n : spec.racks) computers += n;
+  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, net::FreePorts(1 + 2 * computers));
+  std::string text = fmt::format(R"([cluster]
+name = "{}"
+data_root = "{}"
+heartbeat_interval_ms = {}
+worker_timeout_ms = {}
+max_running_jobs = {}
+log_level = "{}"
+{}
+[master]
+host = "127.0.0.1"
+port = {}
+{}
+)",
+                                 spec.name, (dir / "data").string(), spec.heartbeat_interval_ms,
+                                 spec.worker_timeout_ms, spec.max_running_jobs, spec.log_level,
+                                 spec.extra_cluster_keys, ports[0], spec.extra_tables);
+  size_t next = 1;
+  for (size_t r = 0; r < spec.racks.size(); ++r) {
+    text += fmt::format("\n[[racks]]\nname = \"r{}\"\n", r);
+    for (int c = 0; c < spec.racks[r]; ++c) {
+      text += fmt::format(
+          "  [[racks.computers]]\n  name = \"c{}{}\"\n  slots = {}\n  control_port = {}\n"
+          "  data_port = {}\n",
+          r, c, spec.slots, ports[next], ports[next + 1]);
+      next += 2;
+    }
+  }
+  std::filesystem::path path = dir / "cluster.toml";
+  std::ofstream out(path);
+  out << text;
+  if (!out) return IoError("cannot write " + path.string());
+  return path;
+}
+
+Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::Start(
+    const std::filesystem::path& dir, const LoopbackSpec& spec,
+    const std::filesystem::path& bin_dir, std::chrono::seconds timeout) {
+  COPSE_ASSIGN_OR_RETURN(std::filesystem::path path, WriteLoopbackConfig(dir, spec));
+  COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(path));
+  SpawnOptions o;
+  o.program = bin_dir / "copse";
+  o.args = {"--config", path.string(), "cluster",
+            "up",       "--timeout",   std::to_string(timeout.count())};
+  COPSE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(std::move(o), timeout + timeout));
+  std::unique_ptr<LoopbackCluster> c(new LoopbackCluster(bin_dir, path, std::move(config)));
+  if (!r.status.ok()) {
+    // Whatever did start is stopped by the destructor.
+    return Unavailable(
+        fmt::format("copse cluster up ({}): {}{}", r.status.ToString(), r.out, r.err));
+  }
+  return c;
+}
+
+LoopbackCluster::~LoopbackCluster() {
+  SpawnOptions o;
+  o.program = bin_dir_ / "copse";
+  o.args = {"--config", config_path_.string(), "cluster", "down"};
+  (void)RunProcess(std::move(o), std::chrono::seconds(60));
+}
+
+}  // namespace copse::client

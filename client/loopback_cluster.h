@@ -1,0 +1,66 @@
+// A whole cluster on this machine's loopback, on free ports, under a
+// directory of the caller's: what the integration tests and the benchmarks
+// that bring up their own cluster start. WriteLoopbackConfig writes its
+// config (one writer for all of them); LoopbackCluster runs `copse cluster
+// up` on it from a build's bin directory and `copse cluster down` when
+// destroyed, so the daemons start exactly as a user's do.
+// Thread-safety: none needed (free function; one owner per LoopbackCluster).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/status.h"
+
+namespace copse::client {
+
+struct LoopbackSpec {
+  std::string name = "loopback";
+  std::vector<int> racks = {3, 3};  // computers per rack: rack r<R> holds c<R><I>
+  int slots = 1;                    // per computer
+  int max_running_jobs = 2;         // K; the master wants it below the total slots
+  int heartbeat_interval_ms = 100;
+  int worker_timeout_ms = 1000;
+  std::string log_level = "debug";
+  std::string extra_cluster_keys;  // appended to [cluster]
+  std::string extra_tables;        // appended after [master] ([scheduler], [worker], [dfs], ...)
+};
+
+// Writes `dir`/cluster.toml with the data root `dir`/data and every port a
+// free loopback port. Returns the config's path.
+Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
+                                                  const LoopbackSpec& spec);
+
+class LoopbackCluster {
+ public:
+  // Writes the config into `dir` and runs `bin_dir`/copse cluster up on it;
+  // an error carries what `cluster up` printed.
+  static Result<std::unique_ptr<LoopbackCluster>> Start(
+      const std::filesystem::path& dir, const LoopbackSpec& spec,
+      const std::filesystem::path& bin_dir,
+      std::chrono::seconds timeout = std::chrono::seconds(60));
+  // `copse cluster down`.
+  ~LoopbackCluster();
+  LoopbackCluster(const LoopbackCluster&) = delete;
+  LoopbackCluster& operator=(const LoopbackCluster&) = delete;
+
+  const ClusterConfig& config() const { return config_; }
+  const std::filesystem::path& config_path() const { return config_path_; }
+
+ private:
+  LoopbackCluster(std::filesystem::path bin_dir, std::filesystem::path config_path,
+                  ClusterConfig config)
+      : bin_dir_(std::move(bin_dir)),
+        config_path_(std::move(config_path)),
+        config_(std::move(config)) {}
+
+  std::filesystem::path bin_dir_;
+  std::filesystem::path config_path_;
+  ClusterConfig config_;
+};
+
+}  // namespace copse::client
