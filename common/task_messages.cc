@@ -142,6 +142,7 @@ void WriteExit(proto::TaskExit::Builder out, const TaskExitReport& e) {
   out.setResult(e.result);
   out.setRunMs(static_cast<uint64_t>(e.run.count() / 1000));
   out.setLaunchUs(e.launch_us);
+  out.setSpawnUs(e.spawn_us);
 }
 
 TaskExitReport ReadExit(proto::TaskExit::Reader in) {
@@ -158,6 +159,7 @@ TaskExitReport ReadExit(proto::TaskExit::Reader in) {
   e.result = in.getResult();
   e.run = Duration{static_cast<int64_t>(in.getRunMs()) * 1000};
   e.launch_us = in.getLaunchUs();
+  e.spawn_us = in.getSpawnUs();
   return e;
 }
 

@@ -20,11 +20,11 @@ struct LaunchRequest {
   uint32_t attempt = 0;  // starts of this task so far, this one included
   uint64_t job = 0;
   uint32_t incarnation = 0;
-  bool root = false;     // the job's root task (copse-rootjob)
-  std::string program;   // vertices: a name in the apps directory
+  bool root = false;       // the job's root task (copse-rootjob)
+  std::string program;     // vertices: a name in the apps directory
   std::string descriptor;  // JSON object for the program
-  Duration timeout{0};   // 0: the worker's own limit
-  std::string label;     // "count[3] v2"
+  Duration timeout{0};     // 0: the worker's own limit
+  std::string label;       // "count[3] v2"
 };
 
 enum class ExitKind { kCompleted, kFailed, kKilled, kStartFailed };
@@ -39,11 +39,12 @@ struct TaskExitReport {
   ExitKind kind = ExitKind::kFailed;
   int exit_code = -1;
   int signal = 0;
-  std::string reason;    // "exit code 3", "timed out after 30.0 s", ...
+  std::string reason;  // "exit code 3", "timed out after 30.0 s", ...
   std::string log_tail;
-  std::string result;    // the vertex's result document (JSON), or empty
+  std::string result;  // the vertex's result document (JSON), or empty
   Duration run{0};
   int64_t launch_us = -1;  // launch received -> the program's first line; -1 unknown
+  int64_t spawn_us = -1;   // launch received -> the program exec'd (part of launch_us)
 };
 
 // worker -> master at registration: a task it runs.

@@ -115,10 +115,17 @@ Json JobService::Record(const Job& j) const {
   Json runs = Json::array();
   if (over(j)) {  // the history is kept with a finished job
     for (const Run& r : j.runs) {
-      runs.push_back({{"task", r.task}, {"attempt", r.attempt}, {"root", r.root},
-                      {"label", r.label}, {"computer", r.computer}, {"state", r.state},
-                      {"reason", r.reason}, {"launched_ms", r.launched_ms},
-                      {"ended_ms", r.ended_ms}, {"launch_us", r.launch_us}});
+      runs.push_back({{"task", r.task},
+                      {"attempt", r.attempt},
+                      {"root", r.root},
+                      {"label", r.label},
+                      {"computer", r.computer},
+                      {"state", r.state},
+                      {"reason", r.reason},
+                      {"launched_ms", r.launched_ms},
+                      {"ended_ms", r.ended_ms},
+                      {"launch_us", r.launch_us},
+                      {"spawn_us", r.spawn_us}});
     }
   }
   return {{"id", j.id},
@@ -168,6 +175,7 @@ Result<JobService::Job> JobService::FromRecord(const Json& r) const {
     run.launched_ms = x.at("launched_ms");
     run.ended_ms = x.at("ended_ms");
     run.launch_us = x.at("launch_us");
+    run.spawn_us = x.at("spawn_us");
     j.runs.push_back(std::move(run));
   }
   COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(j.spec));
@@ -254,9 +262,10 @@ Result<uint64_t> JobService::Submit(std::string_view text) {
   for (const rootjob::StageSpec& s : spec.stages) {
     std::filesystem::path p = options_.apps_dir / s.program;
     if (!ValidProgramName(s.program) || ::access(p.c_str(), X_OK) != 0) {
-      return InvalidArgument(fmt::format("job spec: stage '{}': no program '{}' in the apps "
-                                         "directory {}",
-                                         s.name, s.program, options_.apps_dir.string()));
+      return InvalidArgument(
+          fmt::format("job spec: stage '{}': no program '{}' in the apps "
+                      "directory {}",
+                      s.name, s.program, options_.apps_dir.string()));
     }
   }
   COPSE_ASSIGN_OR_RETURN(auto facts, files_.InputFacts(rootjob::InputFiles(spec)));
@@ -266,8 +275,8 @@ Result<uint64_t> JobService::Submit(std::string_view text) {
     if (over(j)) continue;
     for (const std::string& o : outputs) {
       if (std::find(j.outputs.begin(), j.outputs.end(), o) != j.outputs.end()) {
-        return AlreadyExists(fmt::format("output {} is claimed by job {} ({}), which is {}", o,
-                                         id, j.name, JobStateName(j.state)));
+        return AlreadyExists(fmt::format("output {} is claimed by job {} ({}), which is {}", o, id,
+                                         j.name, JobStateName(j.state)));
       }
     }
   }
@@ -275,9 +284,10 @@ Result<uint64_t> JobService::Submit(std::string_view text) {
   int queued = 0;
   for (const auto& [id, j] : jobs_) queued += j.state == JobState::kQueued ? 1 : 0;
   if (queued >= config_.jobs.max_queued) {
-    return ResourceExhausted(fmt::format("{} jobs wait for admission already (the limit, [jobs] "
-                                         "max_queued in {}); try again later",
-                                         queued, config_.source.string()));
+    return ResourceExhausted(
+        fmt::format("{} jobs wait for admission already (the limit, [jobs] "
+                    "max_queued in {}); try again later",
+                    queued, config_.source.string()));
   }
   Job j;
   j.id = next_id_++;
@@ -303,13 +313,13 @@ Json JobService::Document(const Job& j) const {
   Json stages = j.progress.contains("stages") ? j.progress["stages"] : Json::array();
   int done = j.progress.value("done", 0);
   if (j.state == JobState::kSucceeded) done = j.vertices;
-  Json runs = {{"launched", 0}, {"completed", 0}, {"failed", 0}, {"killed", 0},
-               {"preempted", 0}, {"lost", 0}, {"withdrawn", 0}};
+  Json runs = {{"launched", 0},  {"completed", 0}, {"failed", 0},   {"killed", 0},
+               {"preempted", 0}, {"lost", 0},      {"withdrawn", 0}};
   Json root = nullptr;
   for (const Run& r : j.runs) {
     if (r.root) {
-      root = {{"task", r.task}, {"attempt", r.attempt}, {"computer", r.computer},
-              {"state", r.state}};
+      root = {
+          {"task", r.task}, {"attempt", r.attempt}, {"computer", r.computer}, {"state", r.state}};
       continue;
     }
     runs["launched"] = runs["launched"].get<int>() + 1;
@@ -385,7 +395,11 @@ Result<std::string> JobService::LogIndexJson(uint64_t id) const {
                     {"host", c != nullptr ? c->host : ""},
                     {"control_port", c != nullptr ? c->control_port : 0},
                     {"state", r.state},
-                    {"reason", r.reason}});
+                    {"reason", r.reason},
+                    {"launched_ms", r.launched_ms},
+                    {"ended_ms", r.ended_ms},
+                    {"launch_us", r.launch_us},
+                    {"spawn_us", r.spawn_us}});
   }
   return Json{{"id", id}, {"name", j->name}, {"state", JobStateName(j->state)}, {"runs", runs}}
       .dump();
@@ -425,9 +439,9 @@ Result<RootAdmission> JobService::ValidateRoot(uint64_t id, uint32_t incarnation
     return FailedPrecondition(fmt::format("job {} is {}", id, JobStateName(j->state)));
   }
   if (j->incarnation != incarnation || j->root_task != root_task) {
-    return FailedPrecondition(fmt::format(
-        "job {} runs as incarnation {} with root task {}, not incarnation {} task {}", id,
-        j->incarnation, j->root_task, incarnation, root_task));
+    return FailedPrecondition(
+        fmt::format("job {} runs as incarnation {} with root task {}, not incarnation {} task {}",
+                    id, j->incarnation, j->root_task, incarnation, root_task));
   }
   return RootAdmission{j->name, j->spec};
 }
@@ -494,11 +508,12 @@ void JobService::OnRun(const RunNews& news) {
                                                           : "failed";
         r.reason = news.exit->reason;
         r.launch_us = news.exit->launch_us;
+        r.spawn_us = news.exit->spawn_us;
         AddCounters(j->counters, news.exit->result);
       } else {
-        r.state = news.ended_why == "preempted" ? "preempted"
+        r.state = news.ended_why == "preempted"                      ? "preempted"
                   : news.ended_why.find("lost") != std::string::npos ? "lost"
-                                                                      : "withdrawn";
+                                                                     : "withdrawn";
         r.reason = news.ended_why;
       }
       if (news.ended_why == "preempted") r.state = "preempted";

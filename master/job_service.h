@@ -80,8 +80,8 @@ class JobService final : public JobEvents {
   };
 
   // REQUIRES: every argument outlives the service.
-  JobService(const ClusterConfig& config, dfs::MetaStore& store, JobFiles& files,
-             const Clock& wall, Options options);
+  JobService(const ClusterConfig& config, dfs::MetaStore& store, JobFiles& files, const Clock& wall,
+             Options options);
 
   // Reads the job table. Returns whether it holds running jobs (the master
   // restarted with work in flight).
@@ -127,6 +127,7 @@ class JobService final : public JobEvents {
     std::string label, computer, state, reason;
     int64_t launched_ms = 0, ended_ms = -1;
     int64_t launch_us = -1;
+    int64_t spawn_us = -1;  // of launch_us, until the program was exec'd
   };
   struct Job {
     uint64_t id = 0;
@@ -146,7 +147,9 @@ class JobService final : public JobEvents {
     std::vector<Run> runs;
   };
 
-  bool over(const Job& j) const { return j.state != JobState::kQueued && j.state != JobState::kRunning; }
+  bool over(const Job& j) const {
+    return j.state != JobState::kQueued && j.state != JobState::kRunning;
+  }
   int64_t NowMs() const;
   Status Save(const Job& j);
   nlohmann::json Record(const Job& j) const;

@@ -105,6 +105,7 @@ void SchedulingService::Handle(const scheduler::Event& e) {
   if (!first_event_) first_event_ = now;
   Status s = loop_->Handle(e, now);
   if (!s.ok()) spdlog::warn("scheduler refused {}: {}", scheduler::EventName(e), s.ToString());
+  spdlog::debug("scheduler event: {}", scheduler::ToString(e));
   ScheduleSoon();
 }
 
@@ -234,8 +235,7 @@ void SchedulingService::Tell(uint64_t job, TaskEvent e) {
   if (it->second.pending.size() < kMaxPendingEvents) it->second.pending.push_back(std::move(e));
 }
 
-scheduler::TaskLocality SchedulingService::ToLocality(const NamedLocality& l,
-                                                      Status* error) const {
+scheduler::TaskLocality SchedulingService::ToLocality(const NamedLocality& l, Status* error) const {
   scheduler::TaskLocality out;
   out.worst = {l.worst_rack_bytes, l.worst_core_bytes};
   for (const NamedLocality::Place& p : l.computers) {
@@ -308,6 +308,7 @@ Status SchedulingService::Withdraw(uint64_t job, uint64_t task) {
 // ---- decisions --------------------------------------------------------------
 
 Status SchedulingService::Apply(const Decision& d, Timestamp at) {
+  spdlog::debug("scheduler decision: {}", scheduler::ToString(d));
   switch (d.kind) {
     case Decision::Kind::kAdmitJob:
       jobs_->OnAdmitted(static_cast<uint64_t>(d.job));
@@ -335,14 +336,16 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
         latencies_.push_back((clock_.Now() - *first_event_).count());
         if (latencies_.size() > kMaxLatencies) latencies_.pop_front();
       }
-      jobs_->OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer,
-                    RunNews::What::kLaunched, std::nullopt, ""});
+      jobs_->OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kLaunched,
+                    std::nullopt, ""});
       return Status::Ok();
     }
     case Decision::Kind::kKillTask: {
       Task& t = tasks_[static_cast<uint64_t>(d.task)];
       const Job& j = job_state_[t.job];
-      std::string why = t.withdrawn ? "withdrawn by its root" : j.over ? "its job is over" : "preempted";
+      std::string why = t.withdrawn ? "withdrawn by its root"
+                        : j.over    ? "its job is over"
+                                    : "preempted";
       if (t.root && j.root_said_so) {
         // It exits by itself once it hears the master's answer; killed only
         // if it does not.
@@ -387,8 +390,8 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
       return;
     case Change::Kind::kTaskRunning:
       if (t.root) return;
-      jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer,
-                    RunNews::What::kStarted, std::nullopt, ""});
+      jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kStarted,
+                    std::nullopt, ""});
       e.kind = TaskEventKind::kStarted;
       Tell(t.job, std::move(e));
       return;
@@ -456,13 +459,12 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
 
 // ---- workers ----------------------------------------------------------------
 
-void SchedulingService::TaskStarted(const std::string& computer, uint64_t task,
-                                    uint32_t attempt) {
+void SchedulingService::TaskStarted(const std::string& computer, uint64_t task, uint32_t attempt) {
   auto it = tasks_.find(task);
   if (it == tasks_.end() || it->second.attempt != attempt || it->second.computer != computer) {
     // Not a run this master knows of (a stale attempt): it must not hold a slot.
-    spdlog::warn("{} started task {} attempt {}, which is not running there; killing it",
-                 computer, task, attempt);
+    spdlog::warn("{} started task {} attempt {}, which is not running there; killing it", computer,
+                 task, attempt);
     (void)messenger_->Kill(computer, task, attempt, "not a task of this master");
     return;
   }
@@ -473,8 +475,7 @@ void SchedulingService::TaskExited(const std::string& computer, const TaskExitRe
   messenger_->AckExit(computer, exit.task, exit.attempt);
   if (exit.kind != ExitKind::kCompleted) files_->AbandonRun(exit.task, exit.attempt);
   auto it = tasks_.find(exit.task);
-  if (it == tasks_.end() || it->second.attempt != exit.attempt ||
-      it->second.computer != computer) {
+  if (it == tasks_.end() || it->second.attempt != exit.attempt || it->second.computer != computer) {
     return;  // a run this master no longer counts (lost, or an older attempt)
   }
   Task& t = it->second;
@@ -523,8 +524,10 @@ void SchedulingService::Adopt(const std::string& computer, const RunningTaskRepo
   t.attempt = r.attempt;
   t.computer = computer;
   scheduler::TaskAdopted e{static_cast<scheduler::TaskId>(r.task),
-                           static_cast<scheduler::JobId>(r.job), ComputerId(computer),
-                           clock_.Now() - r.running, {}};
+                           static_cast<scheduler::JobId>(r.job),
+                           ComputerId(computer),
+                           clock_.Now() - r.running,
+                           {}};
   Status s = loop_->Handle(e, clock_.Now());
   if (!s.ok()) {
     spdlog::warn("cannot adopt task {} on {}: {}; killing it", r.task, computer, s.ToString());
@@ -591,10 +594,11 @@ void SchedulingService::EndRecovery() {
     for (const auto& [id, t] : tasks_) {
       if (t.job == job && !t.root) orphans.push_back(id);
     }
-    for (uint64_t id : orphans) Handle(scheduler::TaskWithdrawn{static_cast<scheduler::TaskId>(id)});
+    for (uint64_t id : orphans)
+      Handle(scheduler::TaskWithdrawn{static_cast<scheduler::TaskId>(id)});
   }
-  spdlog::info("recovery over: {} of {} computers registered, {} tasks adopted",
-               registered_.size(), config_.computers.size(), tasks_.size());
+  spdlog::info("recovery over: {} of {} computers registered, {} tasks adopted", registered_.size(),
+               config_.computers.size(), tasks_.size());
   if (on_recovered_) on_recovered_();
   ScheduleSoon();
 }

@@ -88,6 +88,7 @@ struct TaskExit {
   result @9 :Text;          # the vertex's result document (JSON), or empty
   runMs @10 :UInt64;        # from start to exit
   launchUs @11 :Int64;      # launch message received -> the program's first line ran; -1 unknown
+  spawnUs @12 :Int64;       # launch message received -> the program exec'd (part of launchUs); -1 unknown
 }
 
 # A task this worker runs, as it re-registers.

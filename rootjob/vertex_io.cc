@@ -54,19 +54,29 @@ std::string DescriptorToJson(const VertexDescriptor& d) {
   }
   Json params = Json::parse(d.params, nullptr, false);
   if (!params.is_object()) params = Json::object();
-  return Json{{"job_name", d.job_name},
-              {"stage", d.stage},
-              {"index", d.index},
-              {"version", d.version},
-              {"program", d.program},
-              {"params", params},
-              {"inputs", inputs},
-              {"scratch_job", d.scratch_job},
-              {"buckets", d.buckets},
-              {"scratch_prefix", d.scratch_prefix},
-              {"output", d.output},
-              {"output_partition", d.output_partition}}
+  return Json{{"job_name", d.job_name}, {"stage", d.stage},
+              {"index", d.index},       {"version", d.version},
+              {"program", d.program},   {"params", params},
+              {"inputs", inputs},       {"scratch_job", d.scratch_job},
+              {"buckets", d.buckets},   {"scratch_prefix", d.scratch_prefix},
+              {"output", d.output},     {"output_partition", d.output_partition}}
       .dump();
+}
+
+Result<std::string> CompleteDescriptor(const std::string& root_part, const VertexDescriptor& run) {
+  Json d = Json::parse(root_part.empty() ? "{}" : root_part, nullptr, /*allow_exceptions=*/false);
+  if (d.is_discarded()) return InvalidArgument("the task descriptor is not JSON");
+  if (!d.is_object()) return InvalidArgument("the task descriptor is not a JSON object");
+  d["task"] = run.task;
+  d["attempt"] = run.attempt;
+  d["job"] = run.job;
+  d["incarnation"] = run.incarnation;
+  d["computer"] = run.computer;
+  d["config"] = run.config;
+  d["secret_fd"] = run.secret_fd;
+  d["result_file"] = run.result_file;
+  d["launch_received_ns"] = run.launch_received_ns;
+  return d.dump(2);
 }
 
 Result<VertexDescriptor> ParseDescriptor(const std::string& text) {

@@ -40,7 +40,7 @@ struct InputRef {
   int partition = 0;      // the file's partition, or the producer's bucket (-1: every bucket)
   std::string stage;      // the producer's stage and index, for messages
   int index = 0;
-  int64_t bytes = 0;      // what the root expects it to hold
+  int64_t bytes = 0;  // what the root expects it to hold
 };
 
 struct VertexDescriptor {
@@ -53,11 +53,11 @@ struct VertexDescriptor {
   std::string program;
   std::string params = "{}";  // the stage's parameters, a JSON object
   std::vector<InputRef> inputs;
-  std::string scratch_job;        // the job's scratch area name
-  int buckets = 0;                // output buckets to write as scratch, or
-  std::string scratch_prefix;     // (with the attempt: the scratch file)
-  std::string output;             // the DFS output file this vertex writes
-  int output_partition = 0;       // its partition of it
+  std::string scratch_job;     // the job's scratch area name
+  int buckets = 0;             // output buckets to write as scratch, or
+  std::string scratch_prefix;  // (with the attempt: the scratch file)
+  std::string output;          // the DFS output file this vertex writes
+  int output_partition = 0;    // its partition of it
   // Added by the worker.
   uint64_t task = 0;
   uint32_t attempt = 0;
@@ -71,6 +71,12 @@ struct VertexDescriptor {
 
 // The root's part, as the JSON object it submits.
 std::string DescriptorToJson(const VertexDescriptor& d);
+// The whole task.json: the root's part (a JSON object, as submitted) with
+// the worker's fields of `run` added (task, attempt, job, incarnation,
+// computer, config, secret_fd, result_file, launch_received_ns).
+// kInvalidArgument when the root's part is not a JSON object.
+Result<std::string> CompleteDescriptor(const std::string& root_part, const VertexDescriptor& run);
+
 // The whole task.json (the root's part and the worker's). kInvalidArgument
 // names a missing or mistyped field.
 Result<VertexDescriptor> ParseDescriptor(const std::string& json);
@@ -80,7 +86,7 @@ struct VertexResult {
   uint64_t read_local = 0, read_rack = 0, read_core = 0;
   uint64_t bytes_written = 0;
   uint64_t records_written = 0;
-  std::vector<int64_t> buckets;  // bytes per output bucket
+  std::vector<int64_t> buckets;   // bytes per output bucket
   std::optional<int> input_lost;  // the index in `inputs` of a piece it could not read
   std::string error;
 };

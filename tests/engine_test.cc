@@ -229,8 +229,8 @@ class EngineTest : public ::testing::Test {
 TEST_F(EngineTest, WordCountEqualsCoreutils) {
   std::filesystem::path corpus = Local("corpus.txt", Corpus(1'500'000, 7));
   Put(corpus, "/corpus", 4);
-  CommandResult r = Copse({"run", "wordcount", "--input", "/corpus", "--output", "/wc",
-                           "--partitions", "3", "--wait"});
+  CommandResult r = Copse(
+      {"run", "wordcount", "--input", "/corpus", "--output", "/wc", "--partitions", "3", "--wait"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   uint64_t job = IdOf(r);
   ASSERT_GT(job, 0u);
@@ -262,8 +262,7 @@ TEST_F(EngineTest, PrimeEqualsADirectCount) {
     primes += prime ? 1 : 0;
   }
   Put(Local("numbers.txt", numbers), "/numbers", 5);
-  CommandResult r =
-      Copse({"run", "prime", "--input", "/numbers", "--output", "/primes", "--wait"});
+  CommandResult r = Copse({"run", "prime", "--input", "/numbers", "--output", "/primes", "--wait"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(Cat("/primes"), std::to_string(primes) + "\n");
 }
@@ -335,7 +334,8 @@ TEST_F(EngineTest, BadInputIsRefusedClearlyAndTheDaemonsKeepRunning) {
     EXPECT_EQ(r.exit_code, c.exit) << c.spec << "\n" << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
-  CommandResult big = Copse({"job", "submit", Local("big.json", std::string(2 << 20, ' ')).string()});
+  CommandResult big =
+      Copse({"job", "submit", Local("big.json", std::string(2 << 20, ' ')).string()});
   EXPECT_EQ(big.exit_code, 2);
   EXPECT_NE(big.err.find("over the 1 MiB limit"), std::string::npos) << big.err;
   EXPECT_EQ(Copse({"job", "status", "424242"}).exit_code, 1);
@@ -374,8 +374,9 @@ TEST_F(EngineTest, BadInputIsRefusedClearlyAndTheDaemonsKeepRunning) {
     ASSERT_TRUE(ch.ok());
     capnp::MallocMessageBuilder msg;
     msg.initRoot<proto::SchedulingMessage>().initSubmitTasks();
-    ASSERT_TRUE((*ch)->Send(net::Protocol::kScheduling, net::PayloadKind::kMessage,
-                            net::EncodeMessage(msg), seconds(5))
+    ASSERT_TRUE((*ch)
+                    ->Send(net::Protocol::kScheduling, net::PayloadKind::kMessage,
+                           net::EncodeMessage(msg), seconds(5))
                     .ok());
     EXPECT_FALSE((*ch)->Receive(seconds(5)).ok());
   }
@@ -388,10 +389,11 @@ TEST_F(EngineTest, BadInputIsRefusedClearlyAndTheDaemonsKeepRunning) {
 }
 
 TEST_F(EngineTest, AProgramThatAlwaysFailsFailsTheJobWithItsLogTail) {
-  json spec = {{"name", "doomed"},
-               {"settings", {{"attempts", 2}}},
-               {"stages", {{{"name", "s"}, {"program", "noop"}, {"vertices", 2},
-                            {"params", {{"fail", true}}}}}}};
+  json spec = {
+      {"name", "doomed"},
+      {"settings", {{"attempts", 2}}},
+      {"stages",
+       {{{"name", "s"}, {"program", "noop"}, {"vertices", 2}, {"params", {{"fail", true}}}}}}};
   uint64_t job = Submit(spec);
   CommandResult r = Copse({"job", "wait", std::to_string(job)});
   EXPECT_EQ(r.exit_code, 1);
@@ -403,10 +405,35 @@ TEST_F(EngineTest, AProgramThatAlwaysFailsFailsTheJobWithItsLogTail) {
   EXPECT_NE(r.err.find("noop: failing"), std::string::npos) << r.err;
 }
 
+TEST_F(EngineTest, AnInputDeletedWhileTheJobRunsFailsItNamingTheFile) {
+  Put(Local("words.txt", "a b c\nd e f\n"), "/doomed-input", 2);
+  json spec = {{"name", "deleted"},
+               {"stages",
+                {{{"name", "count"},
+                  {"program", "noop"},
+                  {"params", {{"delay_s", 3}}},
+                  {"inputs", {{{"file", "/doomed-input"}}}},
+                  {"output", "/never-counted"}}}}};
+  uint64_t job = Submit(spec);
+  ASSERT_TRUE(Until([&] { return Count(Status(job), "count", "running") >= 1; }));
+  ASSERT_EQ(Copse({"fs", "rm", "/doomed-input"}).exit_code, 0);
+  CommandResult r = Copse({"job", "wait", std::to_string(job)});
+  EXPECT_EQ(r.exit_code, 1);
+  json st = Status(job);
+  EXPECT_EQ(st["state"], "failed");
+  std::string why = st["failure"];
+  EXPECT_NE(why.find("input file /doomed-input no longer exists"), std::string::npos) << why;
+  EXPECT_NE(Copse({"fs", "stat", "/never-counted"}).exit_code, 0);
+}
+
 TEST_F(EngineTest, KillEndsEveryProcessOfTheJob) {
   json spec = {{"name", "hung"},
-               {"stages", {{{"name", "s"}, {"program", "noop"}, {"vertices", 3},
-                            {"params", {{"hang_s", 300}}}, {"output", "/never"}}}}};
+               {"stages",
+                {{{"name", "s"},
+                  {"program", "noop"},
+                  {"vertices", 3},
+                  {"params", {{"hang_s", 300}}},
+                  {"output", "/never"}}}}};
   uint64_t job = Submit(spec);
   ASSERT_TRUE(Until([&] { return Count(Status(job), "s", "running") == 3; }));
   EXPECT_GE(JobProcesses(job).size(), 4u);  // three vertices and the root
@@ -426,7 +453,9 @@ TEST_F(EngineTest, AStragglerGetsADuplicateThatWins) {
   json spec = {{"name", "straggler"},
                {"settings", {{"duplicate_factor", 1.5}, {"duplicate_floor_s", 1}}},
                {"stages",
-                {{{"name", "s"}, {"program", "noop"}, {"vertices", 4},
+                {{{"name", "s"},
+                  {"program", "noop"},
+                  {"vertices", 4},
                   {"params", {{"delay_s", {{"index", 3}, {"version", 1}, {"seconds", 120}}}}}}}}};
   uint64_t job = Submit(spec);
   json st = Wait(job, seconds(60));
@@ -581,19 +610,22 @@ TEST_F(EngineTest, LimitsEndRunsAsFailedSayingWhich) {
   Start(LocalClusterSpec(), "QFP", "memory_limit_mb = 300\n");
   uint64_t hog = Submit({{"name", "hog"},
                          {"settings", {{"attempts", 1}}},
-                         {"stages", {{{"name", "s"}, {"program", "noop"}, {"vertices", 1},
-                                      {"params", {{"allocate_mb", 900}}}}}}});
-  uint64_t slow = Submit({{"name", "slow"},
-                          {"settings", {{"attempts", 1}, {"vertex_timeout_s", 1}}},
-                          {"stages", {{{"name", "s"}, {"program", "noop"}, {"vertices", 1},
-                                       {"params", {{"hang_s", 60}}}}}}});
+                         {"stages",
+                          {{{"name", "s"},
+                            {"program", "noop"},
+                            {"vertices", 1},
+                            {"params", {{"allocate_mb", 900}}}}}}});
+  uint64_t slow = Submit(
+      {{"name", "slow"},
+       {"settings", {{"attempts", 1}, {"vertex_timeout_s", 1}}},
+       {"stages",
+        {{{"name", "s"}, {"program", "noop"}, {"vertices", 1}, {"params", {{"hang_s", 60}}}}}}});
   json h = Wait(hog, seconds(60)), t = Wait(slow, seconds(60));
   EXPECT_EQ(h["state"], "failed");
   EXPECT_NE(h["failure"].get<std::string>().find("memory limit exceeded"), std::string::npos)
       << h.dump();
   EXPECT_EQ(t["state"], "failed");
-  EXPECT_NE(t["failure"].get<std::string>().find("timed out after"), std::string::npos)
-      << t.dump();
+  EXPECT_NE(t["failure"].get<std::string>().find("timed out after"), std::string::npos) << t.dump();
 }
 
 TEST_F(EngineTest, ARestartedMasterKeepsTheQueuedAndTheRunningJob) {

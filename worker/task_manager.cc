@@ -13,23 +13,19 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/clock.h"
 #include "common/process.h"
 #include "common/program_name.h"
+#include "rootjob/vertex_io.h"
 
 namespace copse::worker {
 namespace {
 
-constexpr size_t kTailBytes = 4096;           // the log tail sent with an exit
-constexpr uint64_t kMaxLogTail = 1u << 20;     // an overflowing log keeps at most this much end
+constexpr size_t kTailBytes = 4096;          // the log tail sent with an exit
+constexpr uint64_t kMaxLogTail = 1u << 20;   // an overflowing log keeps at most this much end
 constexpr size_t kMaxResultBytes = 1 << 20;  // result.json read at most
 constexpr int kSecretFd = 3;
 constexpr const char* kRootProgram = "copse-rootjob";
-
-int64_t MonotonicNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string ReadUpTo(const std::filesystem::path& p, size_t max) {
   std::ifstream in(p, std::ios::binary);
@@ -74,6 +70,7 @@ struct TaskManager::Task {
   std::string recent;   // the last bytes of all output (at least the log's tail)
   Timestamp started{0};
   int64_t received_ns = 0;
+  int64_t spawned_ns = 0;
   Duration timeout{Duration::max()};
   int polls = 0;
   // Set when it is being killed.
@@ -134,29 +131,24 @@ void TaskManager::Launch(const LaunchRequest& r) {
 
 Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   COPSE_ASSIGN_OR_RETURN(std::filesystem::path program, ProgramPath(r));
-  nlohmann::json d;
-  try {
-    d = nlohmann::json::parse(r.descriptor.empty() ? "{}" : r.descriptor);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgument(std::string("the task descriptor is not JSON: ") + e.what());
-  }
-  if (!d.is_object()) return InvalidArgument("the task descriptor is not a JSON object");
+  rootjob::VertexDescriptor run;
+  run.task = r.task;
+  run.attempt = r.attempt;
+  run.job = r.job;
+  run.incarnation = r.incarnation;
+  run.computer = options_.computer;
+  run.config = options_.config_path.string();
+  run.secret_fd = kSecretFd;
+  run.result_file = (t.dir / "result.json").string();
+  run.launch_received_ns = t.received_ns;
+  COPSE_ASSIGN_OR_RETURN(std::string task_json, rootjob::CompleteDescriptor(r.descriptor, run));
   std::error_code ec;
   std::filesystem::remove_all(t.dir, ec);
   std::filesystem::create_directories(t.dir, ec);
   if (ec) return IoError(fmt::format("cannot create {}: {}", t.dir.string(), ec.message()));
-  d["task"] = r.task;
-  d["attempt"] = r.attempt;
-  d["job"] = r.job;
-  d["incarnation"] = r.incarnation;
-  d["computer"] = options_.computer;
-  d["config"] = options_.config_path.string();
-  d["secret_fd"] = kSecretFd;
-  d["result_file"] = (t.dir / "result.json").string();
-  d["launch_received_ns"] = t.received_ns;
   {
     std::ofstream out(t.dir / "task.json");
-    out << d.dump(2) << "\n";
+    out << task_json << "\n";
     if (!out) return IoError(fmt::format("cannot write {}", (t.dir / "task.json").string()));
   }
   t.log.open(t.dir / "task.log", std::ios::binary | std::ios::trunc);
@@ -181,6 +173,7 @@ Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   o.death_signal = SIGKILL;
   o.pass_fds = {{secret[0], kSecretFd}};
   auto p = Subprocess::Spawn(io_, std::move(o));
+  t.spawned_ns = MonotonicNs();  // Spawn() returns once the program has been exec'd
   ::close(secret[0]);
   if (!p.ok()) return p.status();
   t.process = std::move(*p);
@@ -190,9 +183,11 @@ Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   Key key{r.task, r.attempt};
   std::weak_ptr<int> alive = alive_;
   Task* tp = &t;
-  t.process->set_on_output([this, alive, tp](std::string_view b) {
-    if (!alive.expired()) OnOutput(*tp, b);
-  }, nullptr);
+  t.process->set_on_output(
+      [this, alive, tp](std::string_view b) {
+        if (!alive.expired()) OnOutput(*tp, b);
+      },
+      nullptr);
   t.process->set_on_exit([this, alive, key](const ExitStatus& s) {
     if (!alive.expired()) OnExit(key, s);
   });
@@ -262,17 +257,15 @@ void TaskManager::OnExit(Key key, const ExitStatus& status) {
   e.exit_code = status.signal == 0 && status.known ? status.code : -1;
   e.signal = status.signal;
   e.run = clock_.Now() - t->started;
-  e.log_tail = t->recent.size() > kTailBytes ? t->recent.substr(t->recent.size() - kTailBytes)
-                                             : t->recent;
+  e.log_tail =
+      t->recent.size() > kTailBytes ? t->recent.substr(t->recent.size() - kTailBytes) : t->recent;
   e.result = ReadUpTo(t->dir / "result.json", kMaxResultBytes);
   if (!e.result.empty()) {
-    try {
-      auto r = nlohmann::json::parse(e.result);
-      if (r.is_object() && r.contains("started_ns") && r["started_ns"].is_number_integer()) {
-        e.launch_us = (r["started_ns"].get<int64_t>() - t->received_ns) / 1000;
-      }
-    } catch (const nlohmann::json::exception&) {
+    if (!nlohmann::json::accept(e.result)) {
       e.result.clear();  // not a result document
+    } else if (int64_t started = rootjob::ParseResult(e.result).started_ns; started > 0) {
+      e.launch_us = (started - t->received_ns) / 1000;
+      e.spawn_us = (t->spawned_ns - t->received_ns) / 1000;
     }
   }
   if (t->killing && t->requested) {
@@ -288,8 +281,8 @@ void TaskManager::OnExit(Key key, const ExitStatus& status) {
     e.kind = ExitKind::kFailed;
     e.reason = status.ToString();
   }
-  spdlog::info("task {} attempt {} ({} of job {}) ended: {}", e.task, e.attempt,
-               t->request.label, e.job, e.reason);
+  spdlog::info("task {} attempt {} ({} of job {}) ended: {}", e.task, e.attempt, t->request.label,
+               e.job, e.reason);
   Report(std::move(e));
 }
 
@@ -333,16 +326,18 @@ void TaskManager::CheckLimits(Task& t) {
   const TaskLimits& lim = options_.limits;
   Duration ran = clock_.Now() - t.started;
   if (t.timeout != Duration::max() && ran > t.timeout) {
-    KillNow(t, fmt::format("timed out after {:.1f} s (limit {:.1f} s)", ToSeconds(ran),
-                           ToSeconds(t.timeout)),
+    KillNow(t,
+            fmt::format("timed out after {:.1f} s (limit {:.1f} s)", ToSeconds(ran),
+                        ToSeconds(t.timeout)),
             false);
     return;
   }
   if (lim.memory_bytes > 0) {
     uint64_t rss = ResidentBytes(t.process->pid());
     if (rss > lim.memory_bytes) {
-      KillNow(t, fmt::format("memory limit exceeded: {} resident, the limit is {}", Mib(rss),
-                             Mib(lim.memory_bytes)),
+      KillNow(t,
+              fmt::format("memory limit exceeded: {} resident, the limit is {}", Mib(rss),
+                          Mib(lim.memory_bytes)),
               false);
       return;
     }
@@ -350,8 +345,9 @@ void TaskManager::CheckLimits(Task& t) {
   if (lim.workdir_bytes > 0 && t.polls++ % 5 == 0) {
     uint64_t used = DirectoryBytes(t.dir);
     if (used > lim.workdir_bytes) {
-      KillNow(t, fmt::format("working-directory limit exceeded: {} used, the limit is {}",
-                             Mib(used), Mib(lim.workdir_bytes)),
+      KillNow(t,
+              fmt::format("working-directory limit exceeded: {} used, the limit is {}", Mib(used),
+                          Mib(lim.workdir_bytes)),
               false);
     }
   }

@@ -1,7 +1,6 @@
 #include "apps/runtime/vertex.h"
 
 #include <fmt/format.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,14 +9,10 @@
 #include <sstream>
 #include <thread>
 
+#include "common/clock.h"
+
 namespace copse::apps {
 namespace {
-
-int64_t MonotonicNs() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 std::string ReadFd(int fd) {
   std::string out;
@@ -30,10 +25,10 @@ std::string ReadFd(int fd) {
 
 // A failure of an input read, as the reader should hear it.
 Status InputError(const rootjob::InputRef& in, size_t i, const Status& s) {
-  std::string what = in.from_file
-                         ? fmt::format("input {} (partition {} of {})", i, in.partition, in.path)
-                         : fmt::format("input {} (the output of {}[{}], {})", i, in.stage,
-                                       in.index, in.path);
+  std::string what =
+      in.from_file
+          ? fmt::format("input {} (partition {} of {})", i, in.partition, in.path)
+          : fmt::format("input {} (the output of {}[{}], {})", i, in.stage, in.index, in.path);
   return Status(s.code(), what + ": " + s.message());
 }
 
@@ -127,6 +122,14 @@ Status Vertex::Read(size_t i, const std::function<Status(std::span<const uint8_t
     return Status::Ok();
   }();
   if (s.ok()) return s;
+  if (in.from_file && dfs_ && s.code() != StatusCode::kInvalidArgument) {
+    // Deleted while this vertex read it: its blocks went with it. Say so
+    // rather than report the missing block.
+    Result<dfs::FileStatus> again = dfs_->Stat(in.path);
+    if (!again.ok() && again.status().code() == StatusCode::kNotFound) {
+      return InvalidArgument("input file " + in.path + " no longer exists");
+    }
+  }
   if (s.code() == StatusCode::kDataLoss && !in.from_file) result_.input_lost = static_cast<int>(i);
   return InputError(in, i, s);
 }
@@ -161,10 +164,9 @@ Status Vertex::Write(int bucket, std::string_view bytes) {
     return InvalidArgument(fmt::format("no bucket {} (this vertex writes {})", bucket, d_.buckets));
   }
   if (!buckets_) {
-    COPSE_ASSIGN_OR_RETURN(buckets_,
-                           dfs::BucketWriter::Open(*dfs_, rootjob::ScratchFile(d_.scratch_prefix,
-                                                                               d_.attempt),
-                                                   d_.buckets, d_.scratch_job));
+    COPSE_ASSIGN_OR_RETURN(buckets_, dfs::BucketWriter::Open(
+                                         *dfs_, rootjob::ScratchFile(d_.scratch_prefix, d_.attempt),
+                                         d_.buckets, d_.scratch_job));
   }
   return buckets_->Append(bucket, data);
 }
@@ -185,10 +187,9 @@ Status Vertex::Commit() {
   if (d_.buckets == 0) return Status::Ok();
   if (!buckets_) {  // empty buckets still make the file its consumers look for
     COPSE_RETURN_IF_ERROR(Connect());
-    COPSE_ASSIGN_OR_RETURN(buckets_,
-                           dfs::BucketWriter::Open(*dfs_, rootjob::ScratchFile(d_.scratch_prefix,
-                                                                               d_.attempt),
-                                                   d_.buckets, d_.scratch_job));
+    COPSE_ASSIGN_OR_RETURN(buckets_, dfs::BucketWriter::Open(
+                                         *dfs_, rootjob::ScratchFile(d_.scratch_prefix, d_.attempt),
+                                         d_.buckets, d_.scratch_job));
   }
   COPSE_ASSIGN_OR_RETURN(std::vector<uint64_t> sizes, buckets_->Close());
   for (uint64_t b : sizes) result_.buckets.push_back(static_cast<int64_t>(b));
