@@ -8,7 +8,9 @@ namespace {
 using Json = nlohmann::json;
 
 Json Stage(const std::string& name, const std::string& program, Json params) {
-  return {{"name", name}, {"program", program}, {"params", std::move(params)},
+  return {{"name", name},
+          {"program", program},
+          {"params", std::move(params)},
           {"inputs", Json::array()}};
 }
 

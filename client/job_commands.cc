@@ -60,9 +60,8 @@ void PrintStatus(const Json& d) {
     for (const Json& s : d["stages"]) {
       std::cout << fmt::format("{:<16} {:>8} {:>8} {:>6} {:>9} {:>8} {:>6} {:>7} {:>11}\n",
                                Str(s["name"]), s.value("vertices", 0), s.value("waiting", 0),
-                               s.value("ready", 0), s.value("submitted", 0),
-                               s.value("running", 0), s.value("done", 0), s.value("failed", 0),
-                               s.value("failed_runs", 0));
+                               s.value("ready", 0), s.value("submitted", 0), s.value("running", 0),
+                               s.value("done", 0), s.value("failed", 0), s.value("failed_runs", 0));
     }
   }
   const Json& r = d["runs"];
@@ -73,12 +72,12 @@ void PrintStatus(const Json& d) {
       r.value("preempted", 0), r.value("lost", 0), r.value("withdrawn", 0),
       d.value("duplicates", 0));
   const Json& b = d["bytes_read"];
-  std::cout << fmt::format("read: {} local, {} within the rack, {} across the core; wrote {} "
-                           "({} records)\n",
-                           Bytes(b.value("local", int64_t{0})), Bytes(b.value("rack", int64_t{0})),
-                           Bytes(b.value("core", int64_t{0})),
-                           Bytes(d.value("bytes_written", int64_t{0})),
-                           d.value("records_written", int64_t{0}));
+  std::cout << fmt::format(
+      "read: {} local, {} within the rack, {} across the core; wrote {} "
+      "({} records)\n",
+      Bytes(b.value("local", int64_t{0})), Bytes(b.value("rack", int64_t{0})),
+      Bytes(b.value("core", int64_t{0})), Bytes(d.value("bytes_written", int64_t{0})),
+      d.value("records_written", int64_t{0}));
 }
 
 bool Terminal(const std::string& state) {
@@ -142,8 +141,8 @@ Result<std::string> FetchLog(const std::string& secret, const Json& run, uint64_
   std::string host = run["host"], computer = run["computer"];
   uint16_t port = run["control_port"];
   if (port == 0) return NotFound("no computer '" + computer + "' in the config");
-  COPSE_ASSIGN_OR_RETURN(auto ch, net::BlockingChannel::Connect(host, port, secret, "copse client",
-                                                               kTimeout));
+  COPSE_ASSIGN_OR_RETURN(
+      auto ch, net::BlockingChannel::Connect(host, port, secret, "copse client", kTimeout));
   capnp::MallocMessageBuilder msg;
   auto r = msg.initRoot<proto::JobMessage>().initTaskLog();
   r.setJobId(job);
@@ -268,12 +267,11 @@ int JobLogs(const ClusterConfig& config, const JobOptions& o) {
     std::string label = run["label"];
     if (!Matches(label, run["root"], o.vertex)) continue;
     ++shown;
-    std::cout << fmt::format("==> {} (task {} attempt {}) on {}: {}{} <==\n", label,
-                             run["task"].get<uint64_t>(), run["attempt"].get<uint32_t>(),
-                             Str(run["computer"]), Str(run["state"]),
-                             run["reason"].get<std::string>().empty()
-                                 ? ""
-                                 : " (" + run["reason"].get<std::string>() + ")");
+    std::cout << fmt::format(
+        "==> {} (task {} attempt {}) on {}: {}{} <==\n", label, run["task"].get<uint64_t>(),
+        run["attempt"].get<uint32_t>(), Str(run["computer"]), Str(run["state"]),
+        run["reason"].get<std::string>().empty() ? ""
+                                                 : " (" + run["reason"].get<std::string>() + ")");
     Result<std::string> log = FetchLog(*secret, run, o.job);
     if (log.ok()) {
       std::cout << *log;

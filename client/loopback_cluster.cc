@@ -1,13 +1,34 @@
 #include "client/loopback_cluster.h"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 
 #include "common/net/free_ports.h"
 #include "common/subprocess.h"
 
 namespace copse::client {
+
+Result<std::unique_ptr<RunDir>> RunDir::Create(const std::string& prefix, bool keep) {
+  std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return IoError(fmt::format("cannot create a directory {}: {}", tmpl, std::strerror(errno)));
+  }
+  return std::unique_ptr<RunDir>(new RunDir(tmpl, keep));
+}
+
+RunDir::~RunDir() {
+  if (keep_) {
+    std::cerr << "kept " << path_.string() << "\n";
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
 
 Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
                                                   const LoopbackSpec& spec) {

@@ -35,6 +35,25 @@ struct LoopbackSpec {
 Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
                                                   const LoopbackSpec& spec);
 
+// The directory of one benchmark run, /tmp/PREFIX-XXXXXX: removed when
+// destroyed unless kept (on request, or after a failure, to read the logs),
+// its path then printed to stderr. Outlives the LoopbackCluster in it.
+class RunDir {
+ public:
+  static Result<std::unique_ptr<RunDir>> Create(const std::string& prefix, bool keep);
+  ~RunDir();
+  RunDir(const RunDir&) = delete;
+  RunDir& operator=(const RunDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  void Keep() { keep_ = true; }
+
+ private:
+  RunDir(std::filesystem::path path, bool keep) : path_(std::move(path)), keep_(keep) {}
+  std::filesystem::path path_;
+  bool keep_;
+};
+
 class LoopbackCluster {
  public:
   // Writes the config into `dir` and runs `bin_dir`/copse cluster up on it;

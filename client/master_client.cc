@@ -119,7 +119,8 @@ Result<std::string> Document(const std::vector<uint8_t>& payload) {
 }  // namespace
 
 Result<uint64_t> MasterClient::SubmitJob(const std::string& spec) {
-  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) { m.initSubmit().setSpec(spec); })));
+  COPSE_ASSIGN_OR_RETURN(auto reply,
+                         JobCall(Request([&](auto m) { m.initSubmit().setSpec(spec); })));
   uint64_t id = 0;
   COPSE_RETURN_IF_ERROR(OnJobReply(reply, [&](proto::JobMessage::Reader r) -> Status {
     if (r.which() != proto::JobMessage::SUBMIT_REPLY) return Corruption("unexpected reply");

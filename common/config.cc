@@ -267,8 +267,7 @@ class ConfigParser {
     WorkerConfig& w = cfg_.worker;
     w.vertex_timeout = std::chrono::seconds(r.Int("vertex_timeout_s", 86'400, 1, 31'536'000));
     w.memory_bytes = static_cast<uint64_t>(r.Int("memory_limit_mb", 0, 0, int64_t{1} << 30)) << 20;
-    w.log_bytes = static_cast<uint64_t>(r.Int("log_limit_kb", 16 << 10, 1, int64_t{1} << 30))
-                  << 10;
+    w.log_bytes = static_cast<uint64_t>(r.Int("log_limit_kb", 16 << 10, 1, int64_t{1} << 30)) << 10;
     w.workdir_bytes = static_cast<uint64_t>(r.Int("workdir_limit_mb", 0, 0, int64_t{1} << 30))
                       << 20;
     w.kill_grace = std::chrono::milliseconds(r.Int("kill_grace_ms", 2000, 0, 600'000));

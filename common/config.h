@@ -77,9 +77,9 @@ struct SchedulerConfig {
 
 // [jobs]: the master's job service (docs/jobs.md).
 struct JobsConfig {
-  int max_queued = 1000;                   // jobs waiting for admission; more are refused
-  Duration retention{86'400'000'000};      // finished jobs stay in the job table this long
-  int max_vertices = 100'000;              // per job
+  int max_queued = 1000;               // jobs waiting for admission; more are refused
+  Duration retention{86'400'000'000};  // finished jobs stay in the job table this long
+  int max_vertices = 100'000;          // per job
 };
 
 // [worker]: limits every task a worker runs (docs/jobs.md).

@@ -29,7 +29,7 @@ struct WorkerRegistration {
   uint16_t data_port = 0;
   uint64_t incarnation = 0;
   uint32_t pid = 0;
-  std::string remote;  // the connection's address, for messages
+  std::string remote;             // the connection's address, for messages
   uint32_t protocol_version = 0;  // the scheduling protocol it speaks
 };
 

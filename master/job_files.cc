@@ -21,8 +21,8 @@ Result<std::map<std::string, rootjob::FileFacts>> NameServiceJobFiles::InputFact
     if (!st->scratch_job.empty()) {
       return InvalidArgument(fmt::format("job input {} is a job's scratch data", p));
     }
-    out[p] = rootjob::FileFacts{static_cast<int>(st->partitions.size()),
-                                static_cast<int64_t>(st->size)};
+    out[p] =
+        rootjob::FileFacts{static_cast<int>(st->partitions.size()), static_cast<int64_t>(st->size)};
   }
   return out;
 }
@@ -69,7 +69,8 @@ std::set<uint64_t> NameServiceJobFiles::JobsWithFiles() {
 
 void NameServiceJobFiles::AbandonRun(uint64_t task, uint32_t attempt) {
   Result<dfs::DroppedWrites> r = names_.AbandonRun(task, attempt);
-  if (!r.ok()) spdlog::error("abandoning task {} attempt {}: {}", task, attempt, r.status().ToString());
+  if (!r.ok())
+    spdlog::error("abandoning task {} attempt {}: {}", task, attempt, r.status().ToString());
 }
 
 }  // namespace copse::master

@@ -9,7 +9,8 @@ namespace copse::master {
 using proto::JobMessage;
 
 Status JobProtocol::OnFrame(net::Connection& conn, const net::Frame& frame) {
-  if (frame.kind != net::PayloadKind::kMessage) return InvalidArgument("raw bytes sent as a job request");
+  if (frame.kind != net::PayloadKind::kMessage)
+    return InvalidArgument("raw bytes sent as a job request");
   return net::CatchDecodeErrors([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<JobMessage>();

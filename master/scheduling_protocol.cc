@@ -30,8 +30,8 @@ proto::TaskStateOnMaster ToWire(TaskStateReport::State s) {
 
 }  // namespace
 
-SchedulingProtocol::SchedulingProtocol(const ClusterManager& cluster,
-                                       SchedulingService& scheduling, JobService& jobs)
+SchedulingProtocol::SchedulingProtocol(const ClusterManager& cluster, SchedulingService& scheduling,
+                                       JobService& jobs)
     : cluster_(cluster), scheduling_(scheduling), jobs_(jobs) {}
 
 void SchedulingProtocol::OnWorkerRegistered(const std::string& computer, net::Connection& conn,

@@ -105,7 +105,9 @@ void SchedulingService::Handle(const scheduler::Event& e) {
   if (!first_event_) first_event_ = now;
   Status s = loop_->Handle(e, now);
   if (!s.ok()) spdlog::warn("scheduler refused {}: {}", scheduler::EventName(e), s.ToString());
-  spdlog::debug("scheduler event: {}", scheduler::ToString(e));
+  if (spdlog::should_log(spdlog::level::debug)) {  // not built on every event otherwise
+    spdlog::debug("scheduler event: {}", scheduler::ToString(e));
+  }
   ScheduleSoon();
 }
 
@@ -308,7 +310,9 @@ Status SchedulingService::Withdraw(uint64_t job, uint64_t task) {
 // ---- decisions --------------------------------------------------------------
 
 Status SchedulingService::Apply(const Decision& d, Timestamp at) {
-  spdlog::debug("scheduler decision: {}", scheduler::ToString(d));
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("scheduler decision: {}", scheduler::ToString(d));
+  }
   switch (d.kind) {
     case Decision::Kind::kAdmitJob:
       jobs_->OnAdmitted(static_cast<uint64_t>(d.job));

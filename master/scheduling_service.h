@@ -108,9 +108,9 @@ class SchedulingService final : public scheduler::DecisionSink,
                                 public WorkerListener {
  public:
   struct Options {
-    Duration recovery{5'000'000};  // the longest a restarted master waits for its workers
+    Duration recovery{5'000'000};    // the longest a restarted master waits for its workers
     Duration root_grace{5'000'000};  // a root that said its job is over exits within this
-    bool restarted = false;        // the job table held running jobs: recover first
+    bool restarted = false;          // the job table held running jobs: recover first
   };
 
   // REQUIRES: every argument outlives the service.
@@ -184,10 +184,10 @@ class SchedulingService final : public scheduler::DecisionSink,
     bool root = false;
     std::string program, descriptor, label;
     Duration timeout{0};
-    uint32_t attempt = 0;     // launches so far
-    std::string computer;     // where the latest launch went
-    bool placed = false;      // placed since it last waited
-    bool withdrawn = false;   // its root withdrew it
+    uint32_t attempt = 0;                // launches so far
+    std::string computer;                // where the latest launch went
+    bool placed = false;                 // placed since it last waited
+    bool withdrawn = false;              // its root withdrew it
     std::optional<TaskExitReport> exit;  // how its latest run ended
   };
   struct Job {

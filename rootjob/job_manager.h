@@ -64,48 +64,48 @@ enum class VertexState : uint8_t { kWaiting, kReady, kSubmitted, kRunning, kDone
 const char* VertexStateName(VertexState s);
 
 enum class RunOutcome : uint8_t {
-  kLive,       // submitted or running
-  kCompleted,  // its output counts
-  kSuperseded, // finished or withdrawn after another run of the vertex won
-  kFailed,     // failed (counts against the vertex's attempts)
-  kWithdrawn,  // withdrawn or killed at the root's request
-  kLost,       // its task vanished without a verdict
-  kInputLost,  // could not read an upstream output
+  kLive,        // submitted or running
+  kCompleted,   // its output counts
+  kSuperseded,  // finished or withdrawn after another run of the vertex won
+  kFailed,      // failed (counts against the vertex's attempts)
+  kWithdrawn,   // withdrawn or killed at the root's request
+  kLost,        // its task vanished without a verdict
+  kInputLost,   // could not read an upstream output
 };
 const char* RunOutcomeName(RunOutcome o);
 
 struct RunRecord {
   int version = 0;
-  int attempt = 0;     // the master's attempt number of its latest start (0: not started)
-  int computer = -1;   // where it ran (last)
+  int attempt = 0;    // the master's attempt number of its latest start (0: not started)
+  int computer = -1;  // where it ran (last)
   Timestamp submitted{0};
   Timestamp started{-1};  // its latest start
   Timestamp ended{-1};
   RunOutcome outcome = RunOutcome::kLive;
-  bool running = false;      // started and not preempted since
-  bool withdrawing = false;  // its withdrawal was asked for
-  bool duplicate = false;    // issued as a straggler's duplicate
-  std::string detail;        // why it failed, was lost or withdrawn
+  bool running = false;            // started and not preempted since
+  bool withdrawing = false;        // its withdrawal was asked for
+  bool duplicate = false;          // issued as a straggler's duplicate
+  std::string detail;              // why it failed, was lost or withdrawn
   std::vector<InputPiece> inputs;  // what it reads, fixed at submission
 };
 
 struct VertexInfo {
   VertexState state = VertexState::kWaiting;
   int failures = 0;
-  std::vector<RunRecord> runs;  // runs[v - 1] is version v
-  int winner = 0;               // the version whose output counts (done), else 0
-  int computer = -1;            // where that output lives
-  int64_t output_bytes = 0;     // its size
+  std::vector<RunRecord> runs;        // runs[v - 1] is version v
+  int winner = 0;                     // the version whose output counts (done), else 0
+  int computer = -1;                  // where that output lives
+  int64_t output_bytes = 0;           // its size
   std::vector<int64_t> bucket_bytes;  // per bucket, when known
-  bool duplicated = false;  // a duplicate was issued for its current runs
+  bool duplicated = false;            // a duplicate was issued for its current runs
 
   int live_runs() const;
 };
 
 struct JobOptions {
-  int max_attempts = 3;          // failed runs of one vertex before the job fails
-  double duplicate_factor = 0;   // 0: never duplicate
-  Duration duplicate_floor{0};   // a straggler runs at least this long first
+  int max_attempts = 3;         // failed runs of one vertex before the job fails
+  double duplicate_factor = 0;  // 0: never duplicate
+  Duration duplicate_floor{0};  // a straggler runs at least this long first
 };
 
 struct FailureInfo {

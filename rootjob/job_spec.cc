@@ -82,7 +82,8 @@ Status ParsePool(const Json& j, PoolSettings* pool) {
     pool->name = j.get<std::string>();
     return Status::Ok();
   }
-  if (!j.is_object()) return Bad(where, std::string("must be a name or an object, not ") + TypeName(j));
+  if (!j.is_object())
+    return Bad(where, std::string("must be a name or an object, not ") + TypeName(j));
   COPSE_RETURN_IF_ERROR(
       CheckKeys(j, where, {"name", "weight", "min_share", "fifo", "min_share_timeout_s"}));
   COPSE_ASSIGN_OR_RETURN(pool->name, GetString(j, "name", where, false));
@@ -102,10 +103,10 @@ Status ParsePool(const Json& j, PoolSettings* pool) {
 Status ParseSettings(const Json& j, JobSettings* s) {
   const std::string where = "settings";
   if (!j.is_object()) return Bad(where, std::string("must be an object, not ") + TypeName(j));
-  COPSE_RETURN_IF_ERROR(CheckKeys(j, where,
-                                  {"attempts", "vertex_timeout_s", "duplicate_factor",
-                                   "duplicate_floor_s", "min_tasks", "max_tasks", "pool",
-                                   "slot_time_s"}));
+  COPSE_RETURN_IF_ERROR(
+      CheckKeys(j, where,
+                {"attempts", "vertex_timeout_s", "duplicate_factor", "duplicate_floor_s",
+                 "min_tasks", "max_tasks", "pool", "slot_time_s"}));
   COPSE_ASSIGN_OR_RETURN(auto attempts, GetNumber(j, "attempts", where, 1, 100, true));
   if (attempts) s->attempts = static_cast<int>(*attempts);
   COPSE_ASSIGN_OR_RETURN(auto timeout, GetNumber(j, "vertex_timeout_s", where, 0.001, 1e7, false));
@@ -153,8 +154,9 @@ Result<InputSpec> ParseInput(const Json& j, const std::string& where) {
     COPSE_ASSIGN_OR_RETURN(in.connection, ParseConnection(conn, where));
   }
   if (!in.file.empty() && in.connection == Connection::kAllToAll) {
-    return Bad(where, "a file is read pointwise (a vertex per partition), gathered or broadcast, "
-                      "not all-to-all");
+    return Bad(where,
+               "a file is read pointwise (a vertex per partition), gathered or broadcast, "
+               "not all-to-all");
   }
   return in;
 }
@@ -167,10 +169,11 @@ Result<StageSpec> ParseStage(const Json& j, size_t index, const SpecLimits& limi
   StageSpec s;
   COPSE_ASSIGN_OR_RETURN(s.name, GetString(j, "name", where, true));
   if (s.name.empty() || s.name.size() > 64 ||
-      s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+      s.name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
           std::string::npos) {
-    return Bad(where, "stage name '" + s.name +
-                          "' must be 1 to 64 letters, digits, '.', '_' or '-'");
+    return Bad(where,
+               "stage name '" + s.name + "' must be 1 to 64 letters, digits, '.', '_' or '-'");
   }
   where = "stage '" + s.name + "'";
   COPSE_ASSIGN_OR_RETURN(s.program, GetString(j, "program", where, true));
@@ -286,8 +289,9 @@ Status InferVertices(std::vector<StageSpec>* stages, const std::map<std::string,
       if (s.vertices == 0) {
         s.vertices = items;
       } else if (s.vertices != items) {
-        return Bad(where, "reads pointwise, so it needs as many vertices as its input, but it has " +
-                              std::to_string(s.vertices) + " and " + what);
+        return Bad(where,
+                   "reads pointwise, so it needs as many vertices as its input, but it has " +
+                       std::to_string(s.vertices) + " and " + what);
       }
     }
     bool gathers = false;
@@ -297,8 +301,8 @@ Status InferVertices(std::vector<StageSpec>* stages, const std::map<std::string,
       return Bad(where, "needs 'vertices' (it has no pointwise input to take the count from)");
     }
     if (gathers && s.vertices != 1 && s.vertices != 0) {
-      return Bad(where, "gathers its input into one vertex, but has " +
-                            std::to_string(s.vertices) + " vertices");
+      return Bad(where, "gathers its input into one vertex, but has " + std::to_string(s.vertices) +
+                            " vertices");
     }
     count[s.name] = s.vertices;
   }
@@ -366,7 +370,8 @@ std::string JobSpecToJson(const JobSpec& spec) {
                {"weight", st.pool.weight},
                {"min_share", st.pool.min_share},
                {"fifo", st.pool.fifo}};
-  if (st.pool.min_share_timeout) pool["min_share_timeout_s"] = ToSeconds(*st.pool.min_share_timeout);
+  if (st.pool.min_share_timeout)
+    pool["min_share_timeout_s"] = ToSeconds(*st.pool.min_share_timeout);
   settings["pool"] = pool;
   if (st.slot_time > Duration{0}) settings["slot_time_s"] = ToSeconds(st.slot_time);
   Json stages = Json::array();
@@ -416,7 +421,8 @@ Result<JobDag> BuildJobDag(const JobSpec& spec, const std::map<std::string, File
         auto [it, fresh] = file_index.emplace(in.file, static_cast<int>(dag.files.size()));
         if (fresh) {
           const FileFacts& f = files.at(in.file);
-          dag.files.push_back({in.file, f.partitions, f.partitions > 0 ? f.bytes / f.partitions : 0});
+          dag.files.push_back(
+              {in.file, f.partitions, f.partitions > 0 ? f.bytes / f.partitions : 0});
         }
         si.from_file = true;
         si.source = it->second;

@@ -59,13 +59,13 @@ struct PoolSettings {
 };
 
 struct JobSettings {
-  int attempts = 3;                          // failed runs of a vertex before the job fails
-  std::optional<Duration> vertex_timeout;    // wall-clock limit per run; nullopt: the worker's
-  double duplicate_factor = 2.0;             // 0: no duplicates
-  Duration duplicate_floor{30'000'000};      // a straggler runs at least this long first
-  std::optional<int> min_tasks, max_tasks;   // allocation bounds (Quincy E_j, F_j)
-  PoolSettings pool;                         // HFS
-  Duration slot_time{0};                     // CFQ/SRPT profile; 0: estimated
+  int attempts = 3;                         // failed runs of a vertex before the job fails
+  std::optional<Duration> vertex_timeout;   // wall-clock limit per run; nullopt: the worker's
+  double duplicate_factor = 2.0;            // 0: no duplicates
+  Duration duplicate_floor{30'000'000};     // a straggler runs at least this long first
+  std::optional<int> min_tasks, max_tasks;  // allocation bounds (Quincy E_j, F_j)
+  PoolSettings pool;                        // HFS
+  Duration slot_time{0};                    // CFQ/SRPT profile; 0: estimated
 };
 
 struct JobSpec {

@@ -16,19 +16,11 @@
 #include <sstream>
 
 #include "common/config.h"
+#include "common/net/auth.h"
 #include "dfs/client.h"
 #include "rootjob/root_task.h"
 
 namespace {
-
-std::string ReadFd(int fd) {
-  std::string out;
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
 
 int Fail(const std::string& why) {
   std::cerr << "copse-rootjob: " << why << "\n";
@@ -62,19 +54,19 @@ int main(int argc, char** argv) {
   } catch (const nlohmann::json::exception& e) {
     return Fail(std::string("bad task descriptor: ") + e.what());
   }
-  std::string secret = ReadFd(secret_fd);
-  if (secret.empty()) return Fail("no cluster secret on descriptor " + std::to_string(secret_fd));
+  auto secret = copse::net::ReadSecretFd(secret_fd);
+  if (!secret.ok()) return Fail(secret.status().ToString());
   auto config = copse::LoadClusterConfig(config_path);
   if (!config.ok()) return Fail(config.status().ToString());
   copse::dfs::DfsClientOptions dopt;
   dopt.computer = o.computer;
-  auto dfs = copse::dfs::DfsClient::Connect(*config, secret, dopt);
+  auto dfs = copse::dfs::DfsClient::Connect(*config, *secret, dopt);
   if (!dfs.ok()) return Fail(dfs.status().ToString());
   spdlog::info("root of job {} (incarnation {}, task {}) on {}", o.job, o.incarnation, o.task,
                o.computer);
   asio::io_context io;
   copse::SteadyClock clock;
-  copse::rootjob::RootTask root(io, *config, secret, o, clock, std::move(*dfs));
+  copse::rootjob::RootTask root(io, *config, *secret, o, clock, std::move(*dfs));
   root.Start();
   io.run();
   return root.exit_code();

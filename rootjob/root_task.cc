@@ -28,10 +28,10 @@ RootTask::RootTask(asio::io_context& io, const ClusterConfig& config, std::strin
       options_(options),
       clock_(clock),
       dfs_(std::move(dfs)),
-      client_(io, config.master.host, config.master.port,
-              net::AuthParams{false, std::move(secret), "",
-                              fmt::format("root of job {}", options.job)},
-              net::TransportOptions{}, net::BackoffOptions{}, options.task, this),
+      client_(
+          io, config.master.host, config.master.port,
+          net::AuthParams{false, std::move(secret), "", fmt::format("root of job {}", options.job)},
+          net::TransportOptions{}, net::BackoffOptions{}, options.task, this),
       tick_(io) {
   for (size_t c = 0; c < config.computers.size(); ++c) {
     computer_index_[config.computers[c].name] = static_cast<int>(c);
@@ -211,8 +211,8 @@ Status RootTask::Setup(const std::string& spec_json) {
   jo.duplicate_factor = spec_.settings.duplicate_factor;
   jo.duplicate_floor = spec_.settings.duplicate_floor;
   jm_ = std::make_unique<JobManager>(std::move(dag), std::move(replicas), jo);
-  spdlog::info("job {} ({}): {} vertices in {} stages", options_.job, spec_.name,
-               jm_->total(), spec_.stages.size());
+  spdlog::info("job {} ({}): {} vertices in {} stages", options_.job, spec_.name, jm_->total(),
+               spec_.stages.size());
   return Status::Ok();
 }
 
@@ -269,9 +269,9 @@ VertexTaskRequest RootTask::BuildTask(const RunId& r) {
     } else {
       in.stage = dag.stages[p.source].name;
       in.index = p.item;
-      in.path = ScratchFile(ScratchPrefix(options_.job, options_.incarnation, in.stage, p.item,
-                                          p.version),
-                            static_cast<uint32_t>(p.attempt));
+      in.path = ScratchFile(
+          ScratchPrefix(options_.job, options_.incarnation, in.stage, p.item, p.version),
+          static_cast<uint32_t>(p.attempt));
       in.partition = p.bucket;
     }
     d.inputs.push_back(std::move(in));
@@ -295,8 +295,8 @@ VertexTaskRequest RootTask::BuildTask(const RunId& r) {
       where += fmt::format(" {}(rack {} B, core {} B)", c.name, c.rack_bytes, c.core_bytes);
     }
     spdlog::debug("{}: {} input pieces; worst rack {} B, core {} B; preferred:{}", t.label,
-                  jm_->Inputs(r).size(), t.locality.worst_rack_bytes,
-                  t.locality.worst_core_bytes, where.empty() ? " none" : where);
+                  jm_->Inputs(r).size(), t.locality.worst_rack_bytes, t.locality.worst_core_bytes,
+                  where.empty() ? " none" : where);
   }
   t.timeout = spec_.settings.vertex_timeout.value_or(Duration{0});
   if (jm_->run(r).duplicate) ++duplicates_;
@@ -327,8 +327,7 @@ void RootTask::OnEvent(const TaskEvent& e) {
       VertexResult res = ParseResult(e.result);
       const std::vector<InputPiece>& inputs = jm_->Inputs(run);
       if (res.input_lost && *res.input_lost >= 0 &&
-          *res.input_lost < static_cast<int>(inputs.size()) &&
-          !inputs[*res.input_lost].from_file) {
+          *res.input_lost < static_cast<int>(inputs.size()) && !inputs[*res.input_lost].from_file) {
         const InputPiece& p = inputs[*res.input_lost];
         jm_->InputLost(run, RunId{VertexId{p.source, p.item}, p.version},
                        res.error.empty() ? e.reason : res.error, now);
@@ -338,7 +337,8 @@ void RootTask::OnEvent(const TaskEvent& e) {
       if (!res.error.empty()) reason += ": " + res.error;
       std::string tail = e.log_tail;
       while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-      if (!tail.empty()) reason += "; log ends: " + tail.substr(tail.size() > 1500 ? tail.size() - 1500 : 0);
+      if (!tail.empty())
+        reason += "; log ends: " + tail.substr(tail.size() > 1500 ? tail.size() - 1500 : 0);
       jm_->Failed(run, FailureInfo{reason, e.exit_code != kExitDoNotRetry}, now);
       break;
     }

@@ -18,9 +18,10 @@
 // it briefly (at start and at the end).
 #pragma once
 
+#include <capnp/message.h>
+
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
-#include <capnp/message.h>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -43,9 +44,9 @@ namespace copse::rootjob {
 struct RootOptions {
   uint64_t job = 0;
   uint32_t incarnation = 0;
-  uint64_t task = 0;              // this root's task id
-  std::string computer;           // where it runs
-  Duration tick{1'000'000};       // how often stragglers are looked for
+  uint64_t task = 0;         // this root's task id
+  std::string computer;      // where it runs
+  Duration tick{1'000'000};  // how often stragglers are looked for
   Duration progress_every{250'000};
 };
 
@@ -104,7 +105,7 @@ class RootTask final : public net::ConnectionHandler {
   std::map<uint64_t, RunId> run_of_task_;
   std::map<RunId, uint64_t> task_of_run_;
   std::deque<std::vector<RunId>> awaiting_ids_;  // submitted batches, oldest first
-  std::vector<RunId> pending_withdrawals_;      // runs whose ids have not come yet
+  std::vector<RunId> pending_withdrawals_;       // runs whose ids have not come yet
   bool over_sent_ = false;
   Timestamp last_progress_{0};
   int duplicates_ = 0;

@@ -98,8 +98,7 @@ class TaskManager {
   std::vector<TaskExitReport> Unacknowledged() const;
   int busy() const { return static_cast<int>(tasks_.size()); }
   // Where a run's log is, if it is still kept.
-  std::optional<std::filesystem::path> LogPath(uint64_t job, uint64_t task,
-                                               uint32_t attempt) const;
+  std::optional<std::filesystem::path> LogPath(uint64_t job, uint64_t task, uint32_t attempt) const;
 
   // Removes task directories of jobs that ended more than `retention` ago
   // (and, at start-up, directories left by an earlier worker that old).

@@ -150,8 +150,7 @@ TEST_F(TaskManagerTest, FailuresSayWhy) {
   EXPECT_EQ(by_task[1].reason, "exit code 3");
   EXPECT_EQ(by_task[1].log_tail, "bad things\n");
   EXPECT_EQ(by_task[2].kind, ExitKind::kFailed);
-  EXPECT_NE(by_task[2].reason.find("no program 'nosuch' in the apps directory"),
-            std::string::npos);
+  EXPECT_NE(by_task[2].reason.find("no program 'nosuch' in the apps directory"), std::string::npos);
   EXPECT_NE(by_task[3].reason.find("is not a program name"), std::string::npos);
   EXPECT_NE(by_task[4].reason.find("not JSON"), std::string::npos);
 }

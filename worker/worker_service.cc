@@ -14,8 +14,7 @@ namespace copse::worker {
 
 WorkerService::WorkerService(asio::io_context& io, const ClusterConfig& config,
                              const ComputerConfig& computer, std::string secret,
-                             const WorkerAgent& agent, const TaskManager& tasks,
-                             const Clock& clock)
+                             const WorkerAgent& agent, const TaskManager& tasks, const Clock& clock)
     : config_(config),
       computer_(computer),
       agent_(agent),
@@ -86,9 +85,10 @@ Status WorkerService::HandleJob(net::Connection& conn, const net::Frame& frame) 
     if (!path) {
       auto e = out.initError();
       e.setCode(static_cast<uint16_t>(StatusCode::kNotFound));
-      e.setMessage(fmt::format("{} keeps no log of task {} attempt {} of job {} (removed after "
-                               "the retention time, or never run here)",
-                               computer_.name, r.getTaskId(), r.getAttempt(), r.getJobId()));
+      e.setMessage(
+          fmt::format("{} keeps no log of task {} attempt {} of job {} (removed after "
+                      "the retention time, or never run here)",
+                      computer_.name, r.getTaskId(), r.getAttempt(), r.getJobId()));
     } else {
       const uint64_t limit = 8u << 20;  // well inside a frame
       uint64_t want = r.getMaxBytes() == 0 ? limit : std::min<uint64_t>(r.getMaxBytes(), limit);

@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::duration<double>(hang));
   }
   if (p.value("fail", false)) {
-    std::cerr << "noop: failing, as its parameters ask (vertex "
-              << (*v)->descriptor().stage << "[" << (*v)->descriptor().index << "])\n";
+    std::cerr << "noop: failing, as its parameters ask (vertex " << (*v)->descriptor().stage << "["
+              << (*v)->descriptor().index << "])\n";
     return 1;
   }
   if (int code = p.value("exit_code", 0); code != 0) {

@@ -10,18 +10,10 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/net/auth.h"
 
 namespace copse::apps {
 namespace {
-
-std::string ReadFd(int fd) {
-  std::string out;
-  char buf[256];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return out;
-}
 
 // A failure of an input read, as the reader should hear it.
 Status InputError(const rootjob::InputRef& in, size_t i, const Status& s) {
@@ -57,7 +49,7 @@ Result<std::unique_ptr<Vertex>> Vertex::Open(int argc, char** argv, int64_t star
   std::unique_ptr<Vertex> v(new Vertex(std::move(d), started_ns));
   v->params_ = nlohmann::json::parse(v->d_.params, nullptr, /*allow_exceptions=*/false);
   if (!v->params_.is_object()) return InvalidArgument("the stage's params are not an object");
-  v->secret_ = ReadFd(v->d_.secret_fd);
+  COPSE_ASSIGN_OR_RETURN(v->secret_, net::ReadSecretFd(v->d_.secret_fd));
   v->Delay();
   return v;
 }
@@ -80,7 +72,6 @@ void Vertex::Delay() {
 
 Status Vertex::Connect() {
   if (dfs_) return Status::Ok();
-  if (secret_.empty()) return FailedPrecondition("no cluster secret on descriptor 3");
   COPSE_ASSIGN_OR_RETURN(ClusterConfig c, LoadClusterConfig(d_.config));
   config_ = std::make_unique<ClusterConfig>(std::move(c));
   dfs::DfsClientOptions o;

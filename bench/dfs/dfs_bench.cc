@@ -267,14 +267,15 @@ Result<double> Best(int repeat, Fn&& fn) {
 }
 
 int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bool keep) {
-  char tmpl[] = "/tmp/copse-bench-dfs-XXXXXX";
-  if (!::mkdtemp(tmpl)) {
-    std::cerr << "copse-bench-dfs: cannot create a temporary directory\n";
+  auto run_dir = client::RunDir::Create("copse-bench-dfs", keep);
+  if (!run_dir.ok()) {
+    std::cerr << "copse-bench-dfs: " << run_dir.status().ToString() << "\n";
     return 1;
   }
-  std::filesystem::path dir = tmpl;
+  const std::filesystem::path dir = (*run_dir)->path();
   auto fail = [&](const Status& s) {
     std::cerr << "copse-bench-dfs: " << s.ToString() << " (logs in " << dir.string() << ")\n";
+    (*run_dir)->Keep();
     return 1;
   };
   client::LoopbackSpec spec;
@@ -423,12 +424,6 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
         "bound; no target)\n",
         "dfs write x3", out["dfs_write_x3_MBps"].get<double>(),
         100 * out["dfs_write_x3_MBps_of_synced_writes_x3"].get<double>());
-  }
-  if (!keep) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  } else {
-    std::cerr << "kept " << dir.string() << "\n";
   }
   return 0;
 }

@@ -281,14 +281,15 @@ struct Options {
 };
 
 int Run(const Options& opt) {
-  char tmpl[] = "/tmp/copse-bench-engine-XXXXXX";
-  if (!::mkdtemp(tmpl)) {
-    std::cerr << "copse-bench-engine: cannot create a temporary directory\n";
+  auto run_dir = client::RunDir::Create("copse-bench-engine", opt.keep);
+  if (!run_dir.ok()) {
+    std::cerr << "copse-bench-engine: " << run_dir.status().ToString() << "\n";
     return 1;
   }
-  std::filesystem::path dir = tmpl;
+  const std::filesystem::path dir = (*run_dir)->path();
   auto fail = [&](const Status& s) {
     std::cerr << "copse-bench-engine: " << s.ToString() << " (logs in " << dir.string() << ")\n";
+    (*run_dir)->Keep();
     return 1;
   };
   const std::filesystem::path bin = ExecutableDir();
@@ -447,12 +448,6 @@ int Run(const Options& opt) {
         "checked; one process here counts it in {:.2f} s)\n",
         w["seconds"].get<double>(), w["MBps"].get<double>(), w["corpus_bytes"].get<double>() / 1e6,
         opt.partitions, w["in_process_count_s"].get<double>());
-  }
-  std::error_code ec;
-  if (!opt.keep) {
-    std::filesystem::remove_all(dir, ec);
-  } else {
-    std::cerr << "kept " << dir.string() << "\n";
   }
   return 0;
 }

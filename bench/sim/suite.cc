@@ -17,7 +17,6 @@
 #include "common/subprocess.h"
 #include "rootjob/sample_apps.h"
 
-
 namespace copse::bench {
 
 namespace {
@@ -315,11 +314,11 @@ void DrawFigures(const fs::path& source_dir, const fs::path& out) {
   Result<ProcessResult> r = RunProcess(std::move(so), std::chrono::minutes(10));
   if (!r.ok() || !r->status.ok()) {
     std::cerr << "copse-bench-sim: warning: figures not drawn (python3 " << plot.string()
-              << " failed: " << (r.ok() ? r->status.ToString() + "; " + r->err : r.status().ToString())
+              << " failed: "
+              << (r.ok() ? r->status.ToString() + "; " + r->err : r.status().ToString())
               << "); results.json and results.md are written\n";
   }
 }
-
 
 std::vector<std::string> ExperimentNames() {
   std::vector<std::string> n;

@@ -32,6 +32,16 @@ std::vector<uint8_t> Hmac(const std::string& secret, std::string_view label,
   return out;
 }
 
+// Trailing whitespace dropped; at least 16 bytes.
+Result<std::string> CheckSecret(std::string s, const std::string& where,
+                                Status (*error)(std::string)) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (s.size() < 16) {
+    return error(fmt::format("{} holds {} bytes; at least 16 are needed", where, s.size()));
+  }
+  return s;
+}
+
 }  // namespace
 
 Result<std::string> LoadSecret(const std::filesystem::path& path) {
@@ -44,13 +54,16 @@ Result<std::string> LoadSecret(const std::filesystem::path& path) {
   }
   std::ostringstream text;
   text << in.rdbuf();
-  std::string s = text.str();
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  if (s.size() < 16) {
-    return InvalidArgument(fmt::format(
-        "cluster secret file {} holds {} bytes; at least 16 are needed", path.string(), s.size()));
-  }
-  return s;
+  return CheckSecret(text.str(), "cluster secret file " + path.string(), InvalidArgument);
+}
+
+Result<std::string> ReadSecretFd(int fd) {
+  std::string s;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return CheckSecret(std::move(s), "descriptor " + std::to_string(fd), FailedPrecondition);
 }
 
 Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* created) {

@@ -19,6 +19,11 @@ inline constexpr uint16_t kAuthVersion = 1;
 // and says how to get one; InvalidArgument when it is too short (< 16 bytes).
 Result<std::string> LoadSecret(const std::filesystem::path& path);
 
+// Reads the secret a worker handed its task on descriptor `fd` until end of
+// file, and closes it (DESIGN.md §3: never in argv or the environment).
+// FailedPrecondition when the descriptor holds none or too short a one.
+Result<std::string> ReadSecretFd(int fd);
+
 // Creates the secret file (mode 0600, 32 random bytes as hex) when it does not
 // exist, then loads it. Returns true in *created when it made a new one.
 Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* created = nullptr);
