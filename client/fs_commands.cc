@@ -19,15 +19,6 @@ int Fail(const std::string& what, const Status& s) {
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
-Result<std::unique_ptr<dfs::DfsClient>> Connect(const ClusterConfig& config,
-                                                const std::string& computer) {
-  COPSE_ASSIGN_OR_RETURN(std::string secret, net::LoadSecret(config.secret_file));
-  dfs::TuneHeapForChunks();
-  dfs::DfsClientOptions o;
-  o.computer = computer;
-  return dfs::DfsClient::Connect(config, secret, o);
-}
-
 // Where each partition of a `size`-byte file starts: at line boundaries for
 // text (no line straddles two partitions), at record boundaries otherwise.
 Result<std::vector<uint64_t>> SplitPoints(std::ifstream& in, uint64_t size, int partitions,
@@ -91,7 +82,7 @@ void PrintCounters(const dfs::DfsClient& client) {
 // Streams every requested partition of `path` into `out`.
 int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& what,
            std::FILE* out) {
-  auto client = Connect(config, o.computer);
+  auto client = ConnectDfs(config, o.computer);
   if (!client.ok()) return Fail(what, client.status());
   auto st = (*client)->Stat(o.path);
   if (!st.ok()) return Fail(what, st.status());
@@ -120,6 +111,15 @@ int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& w
 
 }  // namespace
 
+Result<std::unique_ptr<dfs::DfsClient>> ConnectDfs(const ClusterConfig& config,
+                                                   const std::string& computer) {
+  COPSE_ASSIGN_OR_RETURN(std::string secret, net::LoadSecret(config.secret_file));
+  dfs::TuneHeapForChunks();
+  dfs::DfsClientOptions o;
+  o.computer = computer;
+  return dfs::DfsClient::Connect(config, secret, o);
+}
+
 int FsPut(const ClusterConfig& config, const FsOptions& o) {
   if (o.partitions < 1) return Fail("put", InvalidArgument("--partitions must be at least 1"));
   auto mode = dfs::ParsePlacementMode(o.placement);
@@ -134,7 +134,7 @@ int FsPut(const ClusterConfig& config, const FsOptions& o) {
   if (ec) return Fail("put", IoError(fmt::format("'{}': {}", o.local, ec.message())));
   auto starts = SplitPoints(in, size, o.partitions, o.record_size, o.local);
   if (!starts.ok()) return Fail("put", starts.status());
-  auto client = Connect(config, o.computer);
+  auto client = ConnectDfs(config, o.computer);
   if (!client.ok()) return Fail("put", client.status());
   dfs::CreateOptions co;
   co.partitions = o.partitions;
@@ -198,7 +198,7 @@ int FsCat(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsList(const ClusterConfig& config, const FsOptions& o) {
-  auto client = Connect(config, o.computer);
+  auto client = ConnectDfs(config, o.computer);
   if (!client.ok()) return Fail("ls", client.status());
   auto entries = (*client)->List(o.path.empty() ? "/" : o.path);
   if (!entries.ok()) return Fail("ls", entries.status());
@@ -227,7 +227,7 @@ int FsList(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsStat(const ClusterConfig& config, const FsOptions& o) {
-  auto client = Connect(config, o.computer);
+  auto client = ConnectDfs(config, o.computer);
   if (!client.ok()) return Fail("stat", client.status());
   auto st = (*client)->Stat(o.path);
   if (!st.ok()) return Fail("stat", st.status());
@@ -275,7 +275,7 @@ int FsStat(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsRemove(const ClusterConfig& config, const FsOptions& o) {
-  auto client = Connect(config, o.computer);
+  auto client = ConnectDfs(config, o.computer);
   if (!client.ok()) return Fail("rm", client.status());
   Status s = (*client)->Delete(o.path);
   if (!s.ok()) return Fail("rm", s);

@@ -5,9 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/config.h"
+#include "common/status.h"
+
+namespace copse::dfs {
+class DfsClient;
+}
 
 namespace copse::client {
 
@@ -23,6 +29,10 @@ struct FsOptions {
   bool json = false;
   bool stats = false;  // get/cat: print bytes read per locality level to stderr
 };
+
+// A DFS client for this cluster, as the computer `computer` (empty: outside).
+Result<std::unique_ptr<dfs::DfsClient>> ConnectDfs(const ClusterConfig& config,
+                                                   const std::string& computer);
 
 int FsPut(const ClusterConfig& config, const FsOptions& o);
 int FsGet(const ClusterConfig& config, const FsOptions& o);

@@ -10,11 +10,13 @@
 #include <sstream>
 #include <thread>
 
-#include "apps/builders.h"
+#include "apps/catalog.h"
+#include "client/fs_commands.h"
 #include "client/master_client.h"
 #include "common/net/auth.h"
 #include "common/net/blocking_client.h"
 #include "common/net/message.h"
+#include "dfs/client.h"
 #include "proto/job.capnp.h"
 
 namespace copse::client {
@@ -312,6 +314,15 @@ int Run(const ClusterConfig& config, const JobOptions& o) {
   r.output = o.output;
   r.partitions = o.partitions;
   r.name = o.name;
+  // The builders size some stages by their inputs' partitions: ask the name
+  // service (a missing input is reported here, before anything is submitted).
+  auto dfs = ConnectDfs(config, "");
+  if (!dfs.ok()) return Fail("run", dfs.status());
+  for (const std::string& input : r.inputs) {
+    Result<dfs::FileStatus> st = (*dfs)->Stat(input);
+    if (!st.ok()) return Fail("run " + o.app, st.status().WithContext("--input " + input));
+    r.input_partitions.push_back(static_cast<int>(st->partitions.size()));
+  }
   Result<std::string> spec = apps::BuildJobSpec(o.app, r);
   if (!spec.ok()) return Fail("run", spec.status());
   return SubmitAndMaybeWait(config, *spec, o.wait, "run " + o.app);

@@ -3,6 +3,7 @@
 //   copse fs put|get|cat|ls|stat|rm ...   the DFS (docs/dfs.md)
 //   copse job submit|status|list|wait|kill|logs ...   jobs (docs/jobs.md)
 //   copse run APP --input PATH --output PATH [--partitions N] [--wait]
+//   copse gen APP --output PATH [--partitions N] [--scale X] [--seed S]
 //   copse flow ...    runs copse-flow (min-cost-flow tools)
 //   copse bench SUITE ...  runs copse-bench-SUITE (benchmark suites)
 // Exit codes: 0 ok, 1 the operation failed, 2 bad usage or bad input, 3 an
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "client/app_commands.h"
 #include "client/cluster_commands.h"
 #include "client/fs_commands.h"
 #include "client/job_commands.h"
@@ -152,7 +154,8 @@ int main(int argc, char** argv) {
 
   // copse run APP ...
   auto* run = app.add_subcommand("run", "run a sample app on DFS files (prints the job id)");
-  run->add_option("APP", job_options.app, "wordcount or prime")->required();
+  run->add_option("APP", job_options.app, "databasejoin, pagerank, prime, sort or wordcount")
+      ->required();
   run->add_option("--input", job_options.inputs, "input DFS file(s), comma-separated")
       ->required()
       ->delimiter(',');
@@ -162,6 +165,29 @@ int main(int argc, char** argv) {
   run->add_option("--name", job_options.name, "the job's name (default: the app's)");
   run->add_flag("--wait", job_options.wait, "wait for the job to end (exit 1 if it fails)");
   run->fallthrough();
+
+  // copse gen APP ...
+  copse::client::GenOptions gen_options;
+  auto* gen = app.add_subcommand("gen", "write a sample app's generated input into the DFS");
+  gen->add_option("APP", gen_options.app,
+                  "sort, databasejoin, pagerank, wordcount, prime_small (or prime), prime_large")
+      ->required();
+  gen->add_option("--output", gen_options.output,
+                  "the DFS file to write (databasejoin: OUTPUT/small and OUTPUT/big)")
+      ->required();
+  gen->add_option("--partitions", gen_options.partitions, "partitions (default 4)");
+  gen->add_option("--scale", gen_options.scale,
+                  "partition size as a share of the paper's (default 0.001: Sort 4 MB, "
+                  "PageRank 1 MB, WordCount 50 kB)");
+  gen->add_option("--seed", gen_options.seed, "the generator's seed (default 1)");
+  gen->add_option("--placement", gen_options.placement,
+                  "random (default) | writer | 'confine N RACK' (databasejoin: of the small table; "
+                  "the big one is co-located with it)");
+  gen->add_option("--replication", gen_options.replication, "replicas (default: the config's)")
+      ->check(CLI::Range(1, 64));
+  gen->add_option("--computer", gen_options.computer,
+                  "the computer this runs on (default: outside the cluster)");
+  gen->fallthrough();
 
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
@@ -233,5 +259,6 @@ int main(int argc, char** argv) {
   if (job_logs->parsed()) return copse::client::JobLogs(*config, job_options);
   if (job_history->parsed()) return copse::client::JobHistory(*config, job_options);
   if (run->parsed()) return copse::client::Run(*config, job_options);
+  if (gen->parsed()) return copse::client::Gen(*config, gen_options);
   return 2;
 }

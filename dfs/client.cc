@@ -279,7 +279,8 @@ uint64_t* DfsClient::CounterFor(const Endpoint& e) {
 }
 
 Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
-                                const Sink& sink) {
+                                const Sink& sink, bool* sink_failed) {
+  *sink_failed = false;
   COPSE_ASSIGN_OR_RETURN(net::BlockingChannel * ch, DataChannel(e));
   auto fail = [&](const Status& s) {
     DropDataChannel(e.computer);
@@ -324,7 +325,12 @@ Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint3
     *counter += bytes.size();
     ++*next_chunk;
     s = sink(bytes);
-    if (!s.ok()) return fail(s);
+    if (!s.ok()) {
+      // The reader stopped: the rest of this block's chunks are still on
+      // their way, so the connection cannot be reused.
+      *sink_failed = true;
+      return fail(s);
+    }
   }
   return Status::Ok();
 }
@@ -415,11 +421,13 @@ Status DfsClient::ReadPartition(const FileStatus& file, int partition, const Sin
         // replica, where the worker checks the stored chunks itself.
         spdlog::debug("local read of block {} stopped at chunk {}: {}", b.id, next, ls.ToString());
       }
-      Status s = ReadBlockFrom(r.where, b, &next, sink);
+      bool sink_failed = false;
+      Status s = ReadBlockFrom(r.where, b, &next, sink, &sink_failed);
       if (s.ok()) {
         ok = true;
         break;
       }
+      if (sink_failed) return s;  // the reader's own error ends the read, on any replica
       if (s.code() == StatusCode::kCorruption) {
         // The worker deletes a bad copy and tells the master; a copy that
         // went bad on the way is reported here.

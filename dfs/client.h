@@ -146,8 +146,11 @@ class DfsClient {
   Status AwaitBlock(PendingBlock& p);
   Result<net::BlockingChannel*> DataChannel(const Endpoint& e);
   void DropDataChannel(const std::string& computer);
+  // Reads block `b` from the worker at `e` from chunk *next_chunk on. Sets
+  // *sink_failed when the error is the sink's (the reader stopped).
   Status ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint32_t* next_chunk,
-                       const std::function<Status(std::span<const uint8_t>)>& sink);
+                       const std::function<Status(std::span<const uint8_t>)>& sink,
+                       bool* sink_failed);
   // Reads what it can of block `b` through the local read path. Sets
   // *sink_failed when `sink` returned the error.
   Status ReadBlockLocally(const BlockLocation& b, uint32_t* next_chunk,

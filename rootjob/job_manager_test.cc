@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "rootjob/sample_apps.h"
-
 namespace copse::rootjob {
 namespace {
 
@@ -20,14 +18,48 @@ FileReplicas OneReplicaEach(const JobDag& d) {
 }
 
 // Completes `r` on `computer` (started at `start`), as the simulator does.
-void Finish(JobManager& m, RunId r, int computer, int64_t bytes, double start = 0,
-            double end = 1) {
+void Finish(JobManager& m, RunId r, int computer, int64_t bytes, double start = 0, double end = 1) {
   ASSERT_TRUE(m.Started(r, 1, computer, Sec(start)));
   ASSERT_TRUE(m.Completed(r, 1, computer, bytes, {}, Sec(end)));
 }
 
+// Sort's shape (apps/catalog.h): sample (gathers 1% of every partition)
+// -> partition (pointwise, the sample broadcast) -> sort (all-to-all).
+JobDag SortDag(int n) {
+  JobDag d{"Sort", "sort", {{"records", n, 4'000'000'000}}, {}};
+  d.stages.push_back({"sample", 1, {{true, 0, Connection::kGather, 0.01}}, 0, 0.001});
+  d.stages.push_back(
+      {"partition",
+       n,
+       {{true, 0, Connection::kPointwise, 1.0}, {false, 0, Connection::kBroadcast, 1.0}},
+       0,
+       1.0});
+  d.stages.push_back({"sort", n, {{false, 1, Connection::kAllToAll, 1.0}}, 0, 1.0});
+  return d;
+}
+
+// PageRank's shape: three iterations of phase1 (its graph partition and the
+// previous ranks, pointwise) -> phase2 (all-to-all).
+JobDag PageRankDag(int n) {
+  JobDag d{"PR", "pagerank", {{"graph", n, 1'000'000'000}}, {}};
+  for (int it = 0; it < 3; ++it) {
+    Stage p1{"phase1", n, {{true, 0, Connection::kPointwise, 1.0}}, 625'000'000, 0.0};
+    if (it > 0)
+      p1.inputs.push_back(
+          {false, static_cast<int>(d.stages.size()) - 1, Connection::kPointwise, 1.0});
+    d.stages.push_back(p1);
+    d.stages.push_back(
+        {"phase2",
+         n,
+         {{false, static_cast<int>(d.stages.size()) - 1, Connection::kAllToAll, 1.0}},
+         10'000'000,
+         0.0});
+  }
+  return d;
+}
+
 TEST(JobManagerTest, SortRunsSampleThenPartitionThenSort) {
-  Result<JobDag> dag = BuildSampleJob({"Sort4", "sort", 4, "random"});
+  Result<JobDag> dag = SortDag(4);
   ASSERT_TRUE(dag.ok()) << dag.status().ToString();
   JobManager m(*dag, OneReplicaEach(*dag));
   EXPECT_EQ(m.buckets(1), 4);  // partition writes a bucket per sort vertex
@@ -72,7 +104,7 @@ TEST(JobManagerTest, SortRunsSampleThenPartitionThenSort) {
 }
 
 TEST(JobManagerTest, PageRankPhaseOneWaitsForItsOwnUpstreamVertexOnly) {
-  Result<JobDag> dag = BuildSampleJob({"PR", "pagerank", 3, "random"});
+  Result<JobDag> dag = PageRankDag(3);
   ASSERT_TRUE(dag.ok());
   ASSERT_EQ(dag->stages.size(), 6u);
   JobManager m(*dag, OneReplicaEach(*dag));
@@ -115,7 +147,7 @@ TEST(JobManagerTest, ExactBucketSizesAndEveryBucketForOtherConsumers) {
   const std::vector<InputPiece>& r0 = m.Inputs(next[0]);
   ASSERT_EQ(r0.size(), 3u);
   EXPECT_EQ(r0[1].bytes, 20);
-  EXPECT_EQ(r0[1].attempt, 2);  // names the attempt that wrote it
+  EXPECT_EQ(r0[1].attempt, 2);             // names the attempt that wrote it
   EXPECT_TRUE(m.Inputs(next[1]).empty());  // every bucket 1 is empty
   const std::vector<InputPiece>& c = m.Inputs(next[2]);
   ASSERT_EQ(c.size(), 3u);
@@ -154,8 +186,9 @@ TEST(JobManagerTest, DoNotRetryFailsTheJobAtOnce) {
   std::vector<RunId> maps = m.TakeSubmissions(Sec(0));
   ASSERT_TRUE(m.Failed(maps[0], {"exit code 65: bad record at line 3", false}, Sec(1)));
   EXPECT_EQ(m.outcome(), JobManager::Outcome::kFailed);
-  EXPECT_EQ(m.failure(),
-            "vertex map[0] failed once and is not to be retried: exit code 65: bad record at line 3");
+  EXPECT_EQ(
+      m.failure(),
+      "vertex map[0] failed once and is not to be retried: exit code 65: bad record at line 3");
 }
 
 TEST(JobManagerTest, LostRunRunsAgainWithoutCountingAFailure) {

@@ -9,7 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   liblemon-dev libsimgrid-dev python3-matplotlib
-  iproute2 procps
+  iproute2 procps sqlite3
 )
 
 missing=()

@@ -12,13 +12,16 @@ Result<double> CostModel::Seconds(const std::string& app, const std::string& sta
 
 CostModel PaperCostModel() {
   CostModel m;
+  // Keys are "<instance kind>/<program>.<role>" (apps/instances.h).
   m.stages = {
-      {"prime_small/prime", {6.0, 0}},
-      {"prime_large/prime", {1350.0, 0}},
+      {"prime_small/prime.count", {6.0, 0}},
+      {"prime_small/prime.total", {0, 0}},
+      {"prime_large/prime.count", {1350.0, 0}},
+      {"prime_large/prime.total", {0, 0}},
       {"wordcount/wordcount.count", {0, 540.0}},
-      {"wordcount/wordcount.top", {8.0, 170.0}},
-      {"databasejoin/join.phase1", {0, 110.0}},
-      {"databasejoin/join.phase2", {0, 85.0}},
+      {"wordcount/wordcount.sum", {8.0, 170.0}},
+      {"databasejoin/databasejoin.phase1", {0, 110.0}},
+      {"databasejoin/databasejoin.phase2", {0, 85.0}},
       {"sort/sort.sample", {2.0, 10.0}},
       {"sort/sort.partition", {0, 20.0}},
       {"sort/sort.sort", {0, 60.0}},

@@ -22,7 +22,7 @@ struct StageCost {
 struct CostModel {
   double root_startup_s = 6.0;              // root task: from its start to its first submission
   double task_startup_s = 1.0;              // every worker task attempt
-  std::map<std::string, StageCost> stages;  // "app/stage", e.g. "sort/sort.sort"
+  std::map<std::string, StageCost> stages;  // "app/program.role", e.g. "sort/sort.sort"
 
   // Compute seconds of a stage's vertex that read `bytes`.
   // kNotFound names the missing "app/stage".

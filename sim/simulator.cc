@@ -59,7 +59,7 @@ struct Attempt {
 };
 
 struct SimJob {
-  rootjob::InstanceSpec spec;
+  apps::InstanceSpec spec;
   // The root task's state machine: the same code copse-rootjob runs.
   std::unique_ptr<rootjob::JobManager> dag;
   TaskId root = 0;
@@ -453,7 +453,7 @@ RunResult Sim::TakeResult() {
 
 // Places every instance's input files, in workload order, from one generator.
 Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
-                                      const std::vector<rootjob::InstanceSpec>& workload) {
+                                      const std::vector<apps::InstanceSpec>& workload) {
   std::vector<dfs::PlacementComputer> live;
   std::map<std::string, int> index;
   for (size_t c = 0; c < o.config.computers.size(); ++c) {
@@ -463,13 +463,13 @@ Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
   std::mt19937_64 rng(o.seed);
   std::vector<SimJob> jobs;
   for (size_t j = 0; j < workload.size(); ++j) {
-    const rootjob::InstanceSpec& spec = workload[j];
-    Result<rootjob::JobDag> dag = rootjob::BuildSampleJob(spec);
+    const apps::InstanceSpec& spec = workload[j];
+    Result<rootjob::JobDag> dag = apps::BuildInstanceDag(spec);
     if (!dag.ok()) return dag.status();
     std::vector<std::vector<std::string>> first;
     std::vector<std::vector<std::vector<int>>> replicas;
     for (size_t f = 0; f < dag->files.size(); ++f) {
-      std::string mode_text = rootjob::FilePlacement(spec, *dag, static_cast<int>(f));
+      std::string mode_text = apps::FilePlacement(spec, *dag, static_cast<int>(f));
       Result<dfs::PlacementMode> mode = dfs::ParsePlacementMode(mode_text);
       if (!mode.ok()) return mode.status().WithContext("instance " + spec.name);
       dfs::PlacementRequest req{*mode, "", o.config.replication, dag->files[f].partitions, {}};
@@ -505,7 +505,7 @@ Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
 }  // namespace
 
 Result<RunResult> RunSimulation(const SimOptions& options,
-                                const std::vector<rootjob::InstanceSpec>& workload) {
+                                const std::vector<apps::InstanceSpec>& workload) {
   if (workload.empty()) return InvalidArgument("simulation: empty workload");
   COPSE_ASSIGN_OR_RETURN(std::vector<SimJob> jobs, PlaceJobs(options, workload));
   COPSE_ASSIGN_OR_RETURN(scheduler::Topology topology,

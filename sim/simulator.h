@@ -26,7 +26,7 @@
 
 #include "common/config.h"
 #include "common/status.h"
-#include "rootjob/sample_apps.h"
+#include "apps/instances.h"
 #include "sim/cost_model.h"
 
 namespace copse::sim {
@@ -84,6 +84,6 @@ struct RunResult {
 // (kInvalidArgument), a scheduler error, or no progress (kDeadlineExceeded).
 // REQUIRES: called at most once per process.
 Result<RunResult> RunSimulation(const SimOptions& options,
-                                const std::vector<rootjob::InstanceSpec>& workload);
+                                const std::vector<apps::InstanceSpec>& workload);
 
 }  // namespace copse::sim

@@ -475,6 +475,39 @@ TEST_F(DfsTest, ScratchPartitionWhoseOnlyReplicaIsGoneIsReplicaLost) {
   EXPECT_FALSE(reader->Stat("/.scratch/job7/stage0.v1").ok());
 }
 
+// A reader that stops early (Sort's sample reads 1% of each partition) gets
+// its own error back at once, from a remote replica as from a local one:
+// the client neither tries the next replica nor reads on.
+TEST_F(DfsTest, AReaderThatStopsGetsItsOwnErrorAndReadsNoFurther) {
+  auto writer = Client("c11");
+  ASSERT_TRUE(writer);
+  dfs::CreateOptions co;
+  co.partitions = 1;
+  ASSERT_TRUE(writer->Create("/stop", co).ok());
+  std::string text(3'500'000, 'x');
+  ASSERT_TRUE(writer->BeginPartition(0).ok());
+  ASSERT_TRUE(writer
+                  ->Append(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
+                                                    text.size()))
+                  .ok());
+  ASSERT_TRUE(writer->EndPartition().ok());
+  for (const std::string& computer : {std::string("c00"), std::string("c11")}) {
+    auto reader = Client(computer);
+    ASSERT_TRUE(reader);
+    auto st = reader->Stat("/stop");
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    uint64_t got = 0;
+    Status s = reader->ReadPartition(*st, 0, [&](std::span<const uint8_t> b) {
+      got += b.size();
+      return FailedPrecondition("enough");
+    });
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << computer << ": " << s.ToString();
+    EXPECT_EQ(s.message(), "enough") << computer;
+    EXPECT_GT(got, 0u);
+    EXPECT_LT(got, text.size() / 2) << computer << " read on after the sink stopped";
+  }
+}
+
 // An all-to-all producer on c11 writes 40 buckets at once (some empty, one
 // over two blocks) into one scratch file; every bucket reads back as written,
 // and its blocks were committed on c11 without a sync.

@@ -104,15 +104,21 @@ Result<const dfs::FileStatus*> Vertex::StatInput(size_t i) {
 Status Vertex::Read(size_t i, const std::function<Status(std::span<const uint8_t>)>& sink) {
   if (i >= d_.inputs.size()) return InvalidArgument(fmt::format("no input {}", i));
   const rootjob::InputRef& in = d_.inputs[i];
+  bool stopped = false;  // the sink's own error: the program stopped reading
+  auto reader = [&](std::span<const uint8_t> b) {
+    Status r = sink(b);
+    stopped = !r.ok();
+    return r;
+  };
   Status s = [&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(const dfs::FileStatus* st, StatInput(i));
-    if (in.partition >= 0) return dfs_->ReadPartition(*st, in.partition, sink);
+    if (in.partition >= 0) return dfs_->ReadPartition(*st, in.partition, reader);
     for (int p = 0; p < static_cast<int>(st->partitions.size()); ++p) {
-      COPSE_RETURN_IF_ERROR(dfs_->ReadPartition(*st, p, sink));
+      COPSE_RETURN_IF_ERROR(dfs_->ReadPartition(*st, p, reader));
     }
     return Status::Ok();
   }();
-  if (s.ok()) return s;
+  if (s.ok() || stopped) return s;
   if (in.from_file && dfs_ && s.code() != StatusCode::kInvalidArgument) {
     // Deleted while this vertex read it: its blocks went with it. Say so
     // rather than report the missing block.

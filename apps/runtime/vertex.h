@@ -64,11 +64,16 @@ class Vertex {
 
   const rootjob::VertexDescriptor& descriptor() const { return d_; }
   const nlohmann::json& params() const { return params_; }
+  // The vertex's input pieces. A piece the root knows to be empty (a
+  // producer's empty bucket, an empty partition) is left out, so tell pieces
+  // apart by input(i).input (which of the stage's inputs) and .index (the
+  // producer), not by position.
   size_t inputs() const { return d_.inputs.size(); }
   const rootjob::InputRef& input(size_t i) const { return d_.inputs[i]; }
 
   // Streams input piece `i` (every bucket of a producer, in order, when it
-  // names none).
+  // names none). A sink that returns an error stops the read at once, and
+  // Read returns that error: how a program reads only part of a piece.
   Status Read(size_t i, const std::function<Status(std::span<const uint8_t>)>& sink);
   Status ReadAll(size_t i, std::string* out);
 

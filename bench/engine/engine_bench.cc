@@ -53,7 +53,8 @@
 #include <thread>
 #include <unordered_map>
 
-#include "apps/builders.h"
+#include "apps/catalog.h"
+#include "apps/generate.h"
 #include "bench/sim/metrics.h"
 #include "client/loopback_cluster.h"
 #include "client/master_client.h"
@@ -195,43 +196,23 @@ Latencies FromMicros(const std::vector<int64_t>& us) {
 
 // ---- the word count ---------------------------------------------------------------
 
-// A corpus of about `bytes` bytes: lines of 1 to 16 words drawn from a
-// vocabulary of 50,000 made-up words with Zipf frequencies (s = 1.1), as text.
+// A corpus of about `bytes` bytes, as `copse gen wordcount` makes it
+// (apps/wordcount/generate.cc: Zipf-distributed made-up words).
 std::string Corpus(uint64_t bytes) {
-  std::mt19937_64 rng(42);
-  const int vocabulary = 50'000;
-  std::vector<std::string> words;
-  const char* syllables[] = {"ka", "lo", "mi", "ne", "tu", "ra", "shi", "po", "em", "ul"};
-  for (int i = 0; i < vocabulary; ++i) {
-    std::string w;
-    int x = i;
-    do {
-      w += syllables[x % 10];
-      x /= 10;
-    } while (x > 0);
-    words.push_back(w);
-  }
-  std::vector<double> cdf(vocabulary);
-  double sum = 0;
-  for (int i = 0; i < vocabulary; ++i) cdf[i] = (sum += 1.0 / std::pow(i + 1, 1.1));
-  std::uniform_real_distribution<double> u(0, sum);
-  std::uniform_int_distribution<int> line_words(1, 16);
   std::string text;
-  text.reserve(bytes + 256);
-  while (text.size() < bytes) {
-    int n = line_words(rng);
-    for (int k = 0; k < n; ++k) {
-      size_t w = std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
-      if (k > 0) text += ' ';
-      text += words[std::min<size_t>(w, vocabulary - 1)];
-    }
-    text += '\n';
-  }
+  apps::GenPartition p;
+  p.file_bytes = {static_cast<int64_t>(bytes)};
+  p.seed = 42;
+  Status s = apps::GenerateWordCount(p, [&](std::string_view piece) {
+    text.append(piece);
+    return Status::Ok();
+  });
+  if (!s.ok()) std::cerr << "copse-bench-engine: " << s.ToString() << "\n";
   return text;
 }
 
 // `word<TAB>count` lines, count descending then word ascending: what
-// wordcount writes (apps/builders.h).
+// wordcount writes (apps/catalog.h).
 std::string CountWords(const std::string& text) {
   std::unordered_map<std::string_view, int64_t> counts;
   size_t i = 0;

@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
+#include "apps/instances.h"
 #include "bench/sim/metrics.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/subprocess.h"
-#include "rootjob/sample_apps.h"
 
 namespace copse::bench {
 
@@ -352,10 +352,10 @@ Status WriteTiming(const SuiteOptions& o, double wall_s) {
 
 Status RunOne(const RunSpec& spec, const fs::path& out) {
   COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(spec.config));
-  COPSE_ASSIGN_OR_RETURN(std::vector<rootjob::InstanceSpec> workload,
-                         rootjob::LoadWorkload(spec.workload));
+  COPSE_ASSIGN_OR_RETURN(std::vector<apps::InstanceSpec> workload,
+                         apps::LoadWorkload(spec.workload));
   std::set<std::string> drop(spec.drop.begin(), spec.drop.end());
-  std::erase_if(workload, [&](const rootjob::InstanceSpec& s) { return drop.contains(s.name); });
+  std::erase_if(workload, [&](const apps::InstanceSpec& s) { return drop.contains(s.name); });
   sim::SimOptions so;
   so.config = config;
   so.scheduler.policy = spec.policy;
@@ -414,11 +414,11 @@ Status RunSuite(const SuiteOptions& o) {
   if (e->analytic_ideal) {
     ideal_source = "alone on the empty cluster: waves x task time";
     COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(plan[0].spec.config));
-    COPSE_ASSIGN_OR_RETURN(std::vector<rootjob::InstanceSpec> workload,
-                           rootjob::LoadWorkload(plan[0].spec.workload));
+    COPSE_ASSIGN_OR_RETURN(std::vector<apps::InstanceSpec> workload,
+                           apps::LoadWorkload(plan[0].spec.workload));
     int slots = config.TotalSlots();
     order.clear();
-    for (const rootjob::InstanceSpec& s : workload) {
+    for (const apps::InstanceSpec& s : workload) {
       int waves = (s.partitions + slots - 1) / slots;
       ideal[s.name] = waves * s.task_seconds;
       order.push_back(s.name);

@@ -193,10 +193,11 @@ TEST(SimSuiteTest, ScaleUnderQpLetsRunningTasksMove) {
 }
 
 TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
-  // PrimeSmall with 2 partitions: root start-up 6 s, then each vertex in
-  // parallel: 1 s start-up + 6 s compute, after reading its 280 kB partition
-  // (the data cost rounds to 0, so Quincy may read it remotely: at most
-  // 280 kB at 1 Gbit/s = 2.24 ms).
+  // PrimeSmall with 2 partitions: root start-up 6 s, then each count vertex
+  // in parallel: 1 s start-up + 6 s compute, after reading its 280 kB
+  // partition (the data cost rounds to 0, so Quincy may read it remotely: at
+  // most 280 kB at 1 Gbit/s = 2.24 ms); then the total vertex: 1 s start-up,
+  // reading the two 16-byte counts (at most 256 ns at 1 Gbit/s).
   TempDir d;
   std::ofstream(d.path() / "w.toml")
       << "[[instance]]\nname = \"P\"\napp = \"prime_small\"\npartitions = 2\n";
@@ -208,16 +209,16 @@ TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
   json run = json::parse(ReadFile(d.path() / "run.json"));
   const json& job = run["jobs"][0];
   double t = job["finish_s"].get<double>() - job["start_s"].get<double>();
-  EXPECT_GE(t, 13.0);
-  EXPECT_LE(t, 13.0 + 280000 * 8 / 1e9 + 1e-6);
-  EXPECT_EQ(job["tasks"], 2);
+  EXPECT_GE(t, 14.0);
+  EXPECT_LE(t, 14.0 + (280000 + 32) * 8 / 1e9 + 1e-6);
+  EXPECT_EQ(job["tasks"], 3);
   EXPECT_EQ(job["local_bytes"].get<int64_t>() + job["rack_bytes"].get<int64_t>() +
                 job["core_bytes"].get<int64_t>(),
-            2 * 40000 * 7);
+            2 * 40000 * 7 + 2 * 16);
 }
 
-// Gather reads (WordCount's top vertex pulls every count) are counted in the
-// many_to_one_* fields; a pointwise-only job has none.
+// Gather reads (WordCount's sum vertex pulls every count) are counted in the
+// many_to_one_* fields, pointwise reads are not.
 TEST(SimSuiteTest, GatherReadsAreCountedAsManyToOne) {
   TempDir d;
   std::ofstream(d.path() / "w.toml")
@@ -231,12 +232,15 @@ TEST(SimSuiteTest, GatherReadsAreCountedAsManyToOne) {
   json run = json::parse(ReadFile(d.path() / "run.json"));
   ASSERT_EQ(run["jobs"].size(), 2u);
   const json& p = run["jobs"][0];
-  EXPECT_EQ(p["many_to_one_bytes"], 0);
-  EXPECT_EQ(p["many_to_one_core_bytes"], 0);
-  EXPECT_EQ(p["many_to_one_floor_core_bytes"], 0);
+  // Prime reads its partitions pointwise; only its total vertex gathers
+  // the two 16-byte counts.
+  EXPECT_EQ(p["many_to_one_bytes"], 2 * 16);
+  EXPECT_LE(p["many_to_one_core_bytes"].get<int64_t>(), 2 * 16);
+  EXPECT_LE(p["many_to_one_floor_core_bytes"].get<int64_t>(),
+            p["many_to_one_core_bytes"].get<int64_t>());
   const json& w = run["jobs"][1];
   EXPECT_EQ(w["preempted"], 0);
-  // 4 counts of 2% of 50 MB each, gathered by the top vertex.
+  // 4 counts of 2% of 50 MB each, gathered by the sum vertex.
   EXPECT_EQ(w["many_to_one_bytes"], 4 * 1'000'000);
   EXPECT_LE(w["many_to_one_core_bytes"].get<int64_t>(), w["core_bytes"].get<int64_t>());
   EXPECT_LE(w["many_to_one_floor_core_bytes"].get<int64_t>(),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a Google-like synthetic job mix (the CFQ paper's §V setup) as a
-workload file (rootjob/sample_apps.h format, app = "synthetic").
+workload file (apps/instances.h format, app = "synthetic").
 
 Jobs arrive uniformly over the window; widths are mostly narrow (70% with 1-5
 tasks, 20% with 6-50, 10% with 51-400, log-uniform inside each class); mean
