@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <string>
 
+#include "apps/gen_support.h"
+
 namespace copse::apps {
 namespace {
 
@@ -31,28 +33,8 @@ constexpr uint64_t kKeySpace = uint64_t{1} << 32;
 // A big row of 10-digit key and ref and a 75-byte payload, with its
 // separators and newline.
 constexpr int64_t kBigRowBytes = 98;
-constexpr size_t kPiece = 4 << 20;
 constexpr size_t kMaxRow = 128;  // longer than any row generated
 constexpr char kPayloadChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.";
-
-// splitmix64's finalizer.
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// splitmix64.
-class Random {
- public:
-  explicit Random(uint64_t seed) : state_(seed) {}
-  uint64_t Next() { return Mix(state_ += 0x9E3779B97F4A7C15ull); }
-  // Uniform enough in [0, n). REQUIRES: n > 0.
-  uint64_t Below(uint64_t n) { return Next() % n; }
-
- private:
-  uint64_t state_;
-};
 
 // Where big's keys are: the same for both files and every partition.
 struct BigKeys {
@@ -73,28 +55,6 @@ struct BigKeys {
   uint32_t Key(uint64_t p, uint64_t r) const { return static_cast<uint32_t>(Low(p) + r * stride); }
 };
 
-// Collects rows and hands them on in pieces of at most kPiece bytes.
-class Pieces {
- public:
-  explicit Pieces(const ChunkSink& sink) : sink_(sink) { buf_.reserve(kPiece); }
-  std::string& buf() { return buf_; }
-  int64_t written() const { return written_ + static_cast<int64_t>(buf_.size()); }
-  // Call after each row: sends the piece on when another row might not fit.
-  Status RowDone() { return buf_.size() + kMaxRow > kPiece ? Flush() : Status::Ok(); }
-  Status Flush() {
-    if (buf_.empty()) return Status::Ok();
-    COPSE_RETURN_IF_ERROR(sink_(buf_));
-    written_ += static_cast<int64_t>(buf_.size());
-    buf_.clear();
-    return Status::Ok();
-  }
-
- private:
-  const ChunkSink& sink_;
-  std::string buf_;
-  int64_t written_ = 0;
-};
-
 void AppendDecimal(std::string* out, uint32_t n) {
   char digits[10];
   auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
@@ -107,7 +67,7 @@ size_t Digits(uint32_t n) {
   return d;
 }
 
-void AppendRandomText(std::string* out, size_t length, Random& rng) {
+void AppendRandomText(std::string* out, size_t length, GenRandom& rng) {
   while (length > 0) {
     uint64_t bits = rng.Next();
     for (int i = 0; i < 10 && length > 0; ++i, --length, bits >>= 6) {
@@ -117,7 +77,7 @@ void AppendRandomText(std::string* out, size_t length, Random& rng) {
 }
 
 // A key of range p that no big row has (a big key when there is none).
-uint32_t UnmatchedKey(const BigKeys& big, uint64_t p, Random& rng) {
+uint32_t UnmatchedKey(const BigKeys& big, uint64_t p, GenRandom& rng) {
   if (big.rows == 0) return static_cast<uint32_t>(big.Low(p) + rng.Below(big.width));
   if (big.stride > 1) {
     return static_cast<uint32_t>(big.Key(p, rng.Below(big.rows)) + 1 + rng.Below(big.stride - 1));
@@ -128,7 +88,7 @@ uint32_t UnmatchedKey(const BigKeys& big, uint64_t p, Random& rng) {
   return big.Key(p, rng.Below(big.rows));
 }
 
-Status GenerateSmall(const GenPartition& g, const BigKeys& big, Random& rng, Pieces& out) {
+Status GenerateSmall(const GenPartition& g, const BigKeys& big, GenRandom& rng, Pieces& out) {
   const auto p = static_cast<uint64_t>(g.partition);
   const int64_t target = g.file_bytes[0];
   uint32_t key = 0;
@@ -144,12 +104,12 @@ Status GenerateSmall(const GenPartition& g, const BigKeys& big, Random& rng, Pie
     size_t tag = 3 + rng.Below(8);
     for (size_t i = 0; i < tag; ++i) buf.push_back(static_cast<char>('a' + rng.Below(26)));
     buf.push_back('\n');
-    COPSE_RETURN_IF_ERROR(out.RowDone());
+    COPSE_RETURN_IF_ERROR(out.RecordDone());
   }
   return out.Flush();
 }
 
-Status GenerateBig(const GenPartition& g, const BigKeys& big, Random& rng, Pieces& out) {
+Status GenerateBig(const GenPartition& g, const BigKeys& big, GenRandom& rng, Pieces& out) {
   const auto p = static_cast<uint64_t>(g.partition);
   const int64_t target = g.file_bytes[1];
   for (uint64_t r = 0; r < big.rows; ++r) {
@@ -166,7 +126,7 @@ Status GenerateBig(const GenPartition& g, const BigKeys& big, Random& rng, Piece
     buf.push_back('|');
     AppendRandomText(&buf, static_cast<size_t>(length), rng);
     buf.push_back('\n');
-    COPSE_RETURN_IF_ERROR(out.RowDone());
+    COPSE_RETURN_IF_ERROR(out.RecordDone());
   }
   return out.Flush();
 }
@@ -186,10 +146,8 @@ Status GenerateDatabaseJoin(const GenPartition& g, const ChunkSink& sink) {
     return InvalidArgument("databasejoin needs the byte targets of small and big, both >= 0");
   }
   BigKeys big(g.file_bytes[1], g.partitions);
-  uint64_t where =
-      uint64_t{static_cast<uint32_t>(g.file)} << 32 | static_cast<uint32_t>(g.partition);
-  Random rng(Mix(Mix(g.seed) ^ where));
-  Pieces out(sink);
+  GenRandom rng = GenRandom::For(g);
+  Pieces out(sink, kMaxRow);
   return g.file == 0 ? GenerateSmall(g, big, rng, out) : GenerateBig(g, big, rng, out);
 }
 

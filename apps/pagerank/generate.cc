@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/gen_support.h"
+
 namespace copse::apps {
 namespace {
 
@@ -34,25 +36,6 @@ constexpr uint64_t kDanglingOneIn = 8;
 constexpr int kInPower = 10;
 // The app numbers a partition's vertices in 31 bits (apps/pagerank/main.cc).
 constexpr uint64_t kMaxVerticesPerPartition = (uint64_t{1} << 31) - 1;
-constexpr size_t kPieceBytes = 3 << 20;  // a piece ends at the first line past this
-
-// SplitMix64's finaliser: a bijective mix of 64 bits.
-uint64_t Mix(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-class SplitMix {
- public:
-  explicit SplitMix(uint64_t seed) : state_(seed) {}
-  uint64_t Next() { return Mix(state_ += 0x9e3779b97f4a7c15ull); }
-  // Uniform in [0, 1), 53 bits.
-  double Unit() { return static_cast<double>(Next() >> 11) * 0x1p-53; }
-
- private:
-  uint64_t state_;
-};
 
 // Out-degrees: 0 with probability 1/kDanglingOneIn, else Zipf on
 // 1..kMaxOutDegree.
@@ -69,7 +52,7 @@ class OutDegrees {
   }
   double Mean() const { return mean_; }
   double Linked() const { return 1 - 1.0 / kDanglingOneIn; }  // P(k > 0)
-  int Draw(SplitMix& rng) const {
+  int Draw(GenRandom& rng) const {
     if (rng.Next() % kDanglingOneIn == 0) return 0;
     double u = rng.Unit() * cdf_.back();
     auto it = std::upper_bound(cdf_.begin(), cdf_.end(), u);
@@ -88,7 +71,7 @@ class Popularity {
   explicit Popularity(uint64_t vertices)
       : vertices_(vertices),
         span_(std::pow(static_cast<double>(vertices) + 1, 1.0 / kInPower) - 1) {}
-  uint64_t Draw(SplitMix& rng) const {
+  uint64_t Draw(GenRandom& rng) const {
     const double y = 1 + rng.Unit() * span_;
     const double y2 = y * y, y4 = y2 * y2, y5 = y4 * y;
     static_assert(kInPower == 10);
@@ -110,7 +93,8 @@ class Permutation {
     while (bits_ < 64 && (uint64_t{1} << bits_) < n) ++bits_;
     mask_ = bits_ == 64 ? ~uint64_t{0} : (uint64_t{1} << bits_) - 1;
     shift_ = std::max(1, bits_ / 2);
-    for (size_t r = 0; r < keys_.size(); ++r) keys_[r] = Mix(seed * 4 + r + 0x7061676572616e6bull);
+    for (size_t r = 0; r < keys_.size(); ++r)
+      keys_[r] = Mix64(seed * 4 + r + 0x7061676572616e6bull);
   }
   // REQUIRES: x < n.
   uint64_t operator()(uint64_t x) const {
@@ -190,9 +174,9 @@ Status GeneratePageRank(const GenPartition& g, const ChunkSink& sink) {
   const uint64_t vertices = n * parts;
   const Permutation ids(vertices, g.seed);
   const Popularity popularity(vertices);
-  SplitMix rng(Mix(g.seed) ^ Mix(Mix(static_cast<uint64_t>(g.partition) + 1)));
-  std::string piece;
-  piece.reserve(kPieceBytes + (kMaxOutDegree + 1) * 21);
+  GenRandom rng = GenRandom::For(g);
+  Pieces out(sink, (kMaxOutDegree + 1) * 21);  // ids of at most 20 digits and a separator
+  std::string& piece = out.buf();
   for (uint64_t k = 0; k < n; ++k) {
     AppendId(&piece, static_cast<uint64_t>(g.partition) + k * parts);
     piece += '\t';
@@ -202,12 +186,9 @@ Status GeneratePageRank(const GenPartition& g, const ChunkSink& sink) {
       AppendId(&piece, ids(popularity.Draw(rng)));
     }
     piece += '\n';
-    if (piece.size() >= kPieceBytes) {
-      COPSE_RETURN_IF_ERROR(sink(piece));
-      piece.clear();
-    }
+    COPSE_RETURN_IF_ERROR(out.RecordDone());
   }
-  return piece.empty() ? Status::Ok() : sink(piece);
+  return out.Flush();
 }
 
 }  // namespace copse::apps

@@ -8,20 +8,20 @@
 #include "apps/generate.h"
 
 #include <cstring>
-#include <random>
 #include <string>
+
+#include "apps/gen_support.h"
 
 namespace copse::apps {
 namespace {
 
 constexpr size_t kRecord = 100;
 constexpr size_t kKey = 10;
-constexpr size_t kPieceRecords = (4u << 20) / kRecord;
 constexpr uint64_t kLookBack = 16;  // how far back a repeat looks, in records
 
 // Fills `out[0, n)` with bytes from `lo` to `lo + span - 1`, four per draw
 // (16 bits each, scaled by a multiply and shift).
-void FillRange(std::mt19937_64& rng, char* out, size_t n, unsigned lo, unsigned span) {
+void FillRange(GenRandom& rng, char* out, size_t n, unsigned lo, unsigned span) {
   for (size_t k = 0; k < n; k += 4) {
     uint64_t bits = rng();
     for (size_t j = k; j < k + 4 && j < n; ++j, bits >>= 16) {
@@ -31,7 +31,7 @@ void FillRange(std::mt19937_64& rng, char* out, size_t n, unsigned lo, unsigned 
 }
 
 // Appends one record to `piece`, which holds whole records of this piece.
-void AppendRecord(std::mt19937_64& rng, std::string* piece) {
+void AppendRecord(GenRandom& rng, std::string* piece) {
   char rec[kRecord];
   const uint64_t before = piece->size() / kRecord;
   const uint64_t roll = rng() % 250;
@@ -59,19 +59,13 @@ Status GenerateSort(const GenPartition& p, const ChunkSink& sink) {
     return InvalidArgument("sort has one input file: file 0 with a size of 0 or more bytes");
   }
   const uint64_t records = (static_cast<uint64_t>(p.file_bytes[0]) + kRecord - 1) / kRecord;
-  std::mt19937_64 rng(p.seed * 0x9e3779b97f4a7c15ull +
-                      static_cast<uint64_t>(p.partition) * 0xd1b54a32d192ed03ull);
-  std::string piece;
-  piece.reserve(std::min<uint64_t>(records, kPieceRecords) * kRecord);
+  GenRandom rng = GenRandom::For(p);
+  Pieces out(sink, kRecord);
   for (uint64_t r = 0; r < records; ++r) {
-    AppendRecord(rng, &piece);
-    if (piece.size() == kPieceRecords * kRecord) {
-      COPSE_RETURN_IF_ERROR(sink(piece));
-      piece.clear();
-    }
+    AppendRecord(rng, &out.buf());
+    COPSE_RETURN_IF_ERROR(out.RecordDone());
   }
-  if (!piece.empty()) COPSE_RETURN_IF_ERROR(sink(piece));
-  return Status::Ok();
+  return out.Flush();
 }
 
 }  // namespace copse::apps

@@ -5,15 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
+
+#include "apps/gen_support.h"
 
 namespace copse::apps {
 namespace {
 
 constexpr int kVocabulary = 50'000;
-constexpr size_t kPiece = 1 << 20;
 
 struct Vocabulary {
   std::vector<std::string> words;
@@ -34,36 +34,27 @@ struct Vocabulary {
   }
 };
 
-// A uniform double in [0, 1) from 53 random bits (portable across standard
-// libraries, unlike the distributions).
-double Unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
 }  // namespace
 
 Status GenerateWordCount(const GenPartition& p, const ChunkSink& sink) {
   static const Vocabulary vocabulary;
   const int64_t target = p.file_bytes.at(static_cast<size_t>(p.file));
-  std::mt19937_64 rng(p.seed * 1'000'003 + static_cast<uint64_t>(p.partition));
-  std::string piece;
-  int64_t written = 0;
+  GenRandom rng = GenRandom::For(p);
+  Pieces out(sink, 16 * 16);  // 16 words of at most 15 letters, separators
   const double total = vocabulary.cdf.back();
-  while (written < target) {
-    int n = 1 + static_cast<int>(rng() % 16);
+  while (out.written() < target) {
+    int n = 1 + static_cast<int>(rng.Below(16));
     for (int k = 0; k < n; ++k) {
-      auto it = std::lower_bound(vocabulary.cdf.begin(), vocabulary.cdf.end(), Unit(rng) * total);
+      auto it = std::lower_bound(vocabulary.cdf.begin(), vocabulary.cdf.end(), rng.Unit() * total);
       size_t w =
           std::min<size_t>(static_cast<size_t>(it - vocabulary.cdf.begin()), kVocabulary - 1);
-      if (k > 0) piece += ' ';
-      piece += vocabulary.words[w];
+      if (k > 0) out.buf() += ' ';
+      out.buf() += vocabulary.words[w];
     }
-    piece += '\n';
-    if (piece.size() >= kPiece || written + static_cast<int64_t>(piece.size()) >= target) {
-      written += static_cast<int64_t>(piece.size());
-      COPSE_RETURN_IF_ERROR(sink(piece));
-      piece.clear();
-    }
+    out.buf() += '\n';
+    COPSE_RETURN_IF_ERROR(out.RecordDone());
   }
-  return Status::Ok();
+  return out.Flush();
 }
 
 }  // namespace copse::apps
