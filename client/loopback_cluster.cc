@@ -21,6 +21,27 @@ Result<std::unique_ptr<RunDir>> RunDir::Create(const std::string& prefix, bool k
   return std::unique_ptr<RunDir>(new RunDir(tmpl, keep));
 }
 
+int RunDir::Failed(const std::string& program, const Status& s) {
+  std::cerr << program << ": " << s.ToString() << " (logs in " << path_.string() << ")\n";
+  keep_ = true;
+  return 1;
+}
+
+LoopbackSpec LocalShape(const std::string& name, int slots, const std::string& policy,
+                        const std::string& log_level) {
+  LoopbackSpec spec;
+  spec.name = name;
+  spec.racks = {3, 3};
+  spec.slots = slots;
+  spec.max_running_jobs = 4;
+  spec.heartbeat_interval_ms = 500;
+  spec.worker_timeout_ms = 5000;
+  spec.log_level = log_level;
+  spec.extra_cluster_keys = "replication = 3\nblock_size_mb = 64\n";
+  spec.extra_tables = fmt::format("[scheduler]\npolicy = \"{}\"\n", policy);
+  return spec;
+}
+
 RunDir::~RunDir() {
   if (keep_) {
     std::cerr << "kept " << path_.string() << "\n";

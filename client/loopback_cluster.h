@@ -30,6 +30,13 @@ struct LoopbackSpec {
   std::string extra_tables;        // appended after [master] ([scheduler], [worker], [dfs], ...)
 };
 
+// The shape of cluster-configs/local.toml, for the benchmarks that compare
+// against it: two racks of three computers with `slots` slots each, K = 4,
+// replication 3, 64 MB blocks, heartbeats every 500 ms, the scheduler's
+// `policy`.
+LoopbackSpec LocalShape(const std::string& name, int slots, const std::string& policy,
+                        const std::string& log_level);
+
 // Writes `dir`/cluster.toml with the data root `dir`/data and every port a
 // free loopback port. Returns the config's path.
 Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
@@ -47,6 +54,9 @@ class RunDir {
 
   const std::filesystem::path& path() const { return path_; }
   void Keep() { keep_ = true; }
+  // A failed run: prints "PROGRAM: what failed (logs in DIR)" to stderr,
+  // keeps the directory, and returns the exit code 1.
+  int Failed(const std::string& program, const Status& s);
 
  private:
   RunDir(std::filesystem::path path, bool keep) : path_(std::move(path)), keep_(keep) {}

@@ -111,21 +111,18 @@ const JobService::Job* JobService::Find(uint64_t id) const {
 
 // ---- the table ----------------------------------------------------------------
 
+Json JobService::RunToJson(const Run& r) {
+  return {{"task", r.task},           {"attempt", r.attempt},         {"root", r.root},
+          {"label", r.label},         {"computer", r.computer},       {"state", r.state},
+          {"reason", r.reason},       {"launched_ms", r.launched_ms}, {"ended_ms", r.ended_ms},
+          {"launch_us", r.launch_us}, {"spawn_us", r.spawn_us}};
+}
+
 Json JobService::Record(const Job& j) const {
   Json runs = Json::array();
   if (over(j)) {  // the history is kept with a finished job
     for (const Run& r : j.runs) {
-      runs.push_back({{"task", r.task},
-                      {"attempt", r.attempt},
-                      {"root", r.root},
-                      {"label", r.label},
-                      {"computer", r.computer},
-                      {"state", r.state},
-                      {"reason", r.reason},
-                      {"launched_ms", r.launched_ms},
-                      {"ended_ms", r.ended_ms},
-                      {"launch_us", r.launch_us},
-                      {"spawn_us", r.spawn_us}});
+      runs.push_back(RunToJson(r));
     }
   }
   return {{"id", j.id},
@@ -387,19 +384,10 @@ Result<std::string> JobService::LogIndexJson(uint64_t id) const {
   Json runs = Json::array();
   for (const Run& r : j->runs) {
     const ComputerConfig* c = config_.FindComputer(r.computer);
-    runs.push_back({{"label", r.label},
-                    {"root", r.root},
-                    {"task", r.task},
-                    {"attempt", r.attempt},
-                    {"computer", r.computer},
-                    {"host", c != nullptr ? c->host : ""},
-                    {"control_port", c != nullptr ? c->control_port : 0},
-                    {"state", r.state},
-                    {"reason", r.reason},
-                    {"launched_ms", r.launched_ms},
-                    {"ended_ms", r.ended_ms},
-                    {"launch_us", r.launch_us},
-                    {"spawn_us", r.spawn_us}});
+    Json run = RunToJson(r);
+    run["host"] = c != nullptr ? c->host : "";
+    run["control_port"] = c != nullptr ? c->control_port : 0;
+    runs.push_back(std::move(run));
   }
   return Json{{"id", id}, {"name", j->name}, {"state", JobStateName(j->state)}, {"runs", runs}}
       .dump();

@@ -129,6 +129,8 @@ class JobService final : public JobEvents {
     int64_t launch_us = -1;
     int64_t spawn_us = -1;  // of launch_us, until the program was exec'd
   };
+  // A run as the job's document and history show it.
+  static nlohmann::json RunToJson(const Run& r);
   struct Job {
     uint64_t id = 0;
     std::string name;

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "apps/instances.h"
 #include "common/config.h"
 #include "common/status.h"
-#include "apps/instances.h"
 #include "sim/cost_model.h"
 
 namespace copse::sim {

@@ -492,16 +492,7 @@ Json Summarize(const std::string& app, const AppPlan& plan, const std::vector<fs
 // Generates the input, fetches it, and runs both sides `repeats` times.
 Result<Json> BenchApp(const std::string& app, const Options& o, const fs::path& dir) {
   const AppPlan plan = PlanFor(app, o);
-  client::LoopbackSpec spec;  // cluster-configs/local.toml's shape
-  spec.name = "bench-apps";
-  spec.racks = {3, 3};
-  spec.slots = o.slots;
-  spec.max_running_jobs = 4;
-  spec.heartbeat_interval_ms = 500;
-  spec.worker_timeout_ms = 5000;
-  spec.log_level = "info";
-  spec.extra_cluster_keys = "replication = 3\nblock_size_mb = 64\n";
-  spec.extra_tables = "[scheduler]\npolicy = \"QFP\"\n";
+  const client::LoopbackSpec spec = client::LocalShape("bench-apps", o.slots, "QFP", "info");
   COPSE_ASSIGN_OR_RETURN(auto cluster, client::LoopbackCluster::Start(dir, spec, ExecutableDir()));
   const fs::path config = cluster->config_path();
   COPSE_ASSIGN_OR_RETURN(

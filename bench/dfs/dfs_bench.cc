@@ -273,11 +273,7 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
     return 1;
   }
   const std::filesystem::path dir = (*run_dir)->path();
-  auto fail = [&](const Status& s) {
-    std::cerr << "copse-bench-dfs: " << s.ToString() << " (logs in " << dir.string() << ")\n";
-    (*run_dir)->Keep();
-    return 1;
-  };
+  auto fail = [&](const Status& s) { return (*run_dir)->Failed("copse-bench-dfs", s); };
   client::LoopbackSpec spec;
   spec.name = "bench-dfs";
   spec.racks = {2, 1};  // c00, c01 in r0; c10 in r1

@@ -268,23 +268,11 @@ int Run(const Options& opt) {
     return 1;
   }
   const std::filesystem::path dir = (*run_dir)->path();
-  auto fail = [&](const Status& s) {
-    std::cerr << "copse-bench-engine: " << s.ToString() << " (logs in " << dir.string() << ")\n";
-    (*run_dir)->Keep();
-    return 1;
-  };
+  auto fail = [&](const Status& s) { return (*run_dir)->Failed("copse-bench-engine", s); };
   const std::filesystem::path bin = ExecutableDir();
   const std::filesystem::path noop = bin.parent_path() / "apps" / "noop";
-  client::LoopbackSpec spec;  // cluster-configs/local.toml's shape
-  spec.name = "bench-engine";
-  spec.racks = {3, 3};
-  spec.slots = opt.slots;
-  spec.max_running_jobs = 4;
-  spec.heartbeat_interval_ms = 500;
-  spec.worker_timeout_ms = 5000;
-  spec.log_level = opt.log_level;
-  spec.extra_cluster_keys = "replication = 3\nblock_size_mb = 64\n";
-  spec.extra_tables = fmt::format("[scheduler]\npolicy = \"{}\"\n", opt.policy);
+  const client::LoopbackSpec spec =
+      client::LocalShape("bench-engine", opt.slots, opt.policy, opt.log_level);
   const int slots = 6 * spec.slots;
 
   Json out = {{"vertices", opt.vertices}, {"policy", opt.policy}, {"slots", slots}};
