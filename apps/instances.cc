@@ -55,6 +55,26 @@ Result<InputModel> PaperInputs(const std::string& kind, int n) {
                          (kind == "synthetic" ? ": synthetic reads no input)" : ")"));
 }
 
+Result<InstanceJob> BuildInstanceJob(const InstanceSpec& in, double scale,
+                                     const std::string& output) {
+  if (!(scale > 0)) return InvalidArgument("instance " + in.name + ": scale must be > 0");
+  Result<InputModel> model = PaperInputs(in.app, in.partitions);
+  if (!model.ok()) return model.status().WithContext("instance " + in.name);
+  InstanceJob ij;
+  ij.app = model->app;
+  RunOptions& o = ij.options;
+  for (size_t f = 0; f < model->files.size(); ++f) {
+    o.inputs.push_back("/" + in.name + "/" + model->files[f]);
+    o.input_partitions.push_back(in.partitions);
+    ij.facts[o.inputs.back()] = {in.partitions,
+                                 Scaled(model->partition_bytes[f], scale) * in.partitions};
+  }
+  o.output = output.empty() ? "/" + in.name + "/out" : output;
+  o.partitions = in.app == "wordcount" ? 1 : 0;
+  o.name = in.name;
+  return ij;
+}
+
 Result<JobDag> BuildInstanceDag(const InstanceSpec& in, double scale) {
   if (in.partitions < 1 || in.partitions > 100'000) {
     return InvalidArgument("instance " + in.name + ": partitions must be in 1..100000, got " +
@@ -67,22 +87,10 @@ Result<JobDag> BuildInstanceDag(const InstanceSpec& in, double scale) {
     }
     return Synthetic(in);
   }
-  Result<InputModel> model = PaperInputs(in.app, in.partitions);
-  if (!model.ok()) return model.status().WithContext("instance " + in.name);
-  RunOptions o;
-  std::map<std::string, rootjob::FileFacts> facts;
-  for (size_t f = 0; f < model->files.size(); ++f) {
-    o.inputs.push_back("/" + in.name + "/" + model->files[f]);
-    o.input_partitions.push_back(in.partitions);
-    facts[o.inputs.back()] = {in.partitions,
-                              Scaled(model->partition_bytes[f], scale) * in.partitions};
-  }
-  o.output = "/" + in.name + "/out";
-  o.partitions = in.app == "wordcount" ? 1 : 0;
-  o.name = in.name;
-  Result<AppJob> job = BuildApp(model->app, o);
+  COPSE_ASSIGN_OR_RETURN(InstanceJob ij, BuildInstanceJob(in, scale));
+  Result<AppJob> job = BuildApp(ij.app, ij.options);
   if (!job.ok()) return job.status().WithContext("instance " + in.name);
-  Result<JobDag> dag = rootjob::BuildJobDag(job->spec, facts);
+  Result<JobDag> dag = rootjob::BuildJobDag(job->spec, ij.facts);
   if (!dag.ok()) return dag.status().WithContext("instance " + in.name);
   dag->app = in.app;
   for (size_t s = 0; s < dag->stages.size(); ++s) {
@@ -100,6 +108,17 @@ Result<JobDag> BuildInstanceDag(const InstanceSpec& in, double scale) {
 std::string FilePlacement(const InstanceSpec& instance, const JobDag& dag, int file) {
   if (file == 0) return instance.placement;
   return "colocate " + dag.files[0].name;
+}
+
+std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster) {
+  std::istringstream words(placement);
+  std::string mode, rack;
+  int n = 0;
+  if (!(words >> mode >> n >> rack) || mode != "confine") return placement;
+  int in_rack = 0;
+  for (const ComputerConfig& c : cluster.computers) in_rack += c.rack == rack ? 1 : 0;
+  if (in_rack == 0 || in_rack >= n) return placement;
+  return "confine " + std::to_string(in_rack) + " " + rack;
 }
 
 Result<std::vector<InstanceSpec>> ParseWorkload(const std::string& text,

@@ -24,9 +24,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "apps/catalog.h"
+#include "common/config.h"
 #include "common/status.h"
 #include "rootjob/job_dag.h"
 
@@ -55,6 +58,19 @@ struct InputModel {
 // kInvalidArgument for an unknown kind (or synthetic, which reads nothing).
 Result<InputModel> PaperInputs(const std::string& kind, int partitions);
 
+// The job `copse run` would submit for an instance: the app that runs it
+// (prime for prime_small and prime_large), its options (inputs
+// "/<name>/<file>", output `output`, WordCount's one output partition) and
+// each input's facts at `scale` (partitions, bytes) for rootjob::BuildJobDag.
+struct InstanceJob {
+  std::string app;
+  RunOptions options;
+  std::map<std::string, rootjob::FileFacts> facts;
+};
+// kInvalidArgument as BuildInstanceDag; synthetic instances have no app job.
+Result<InstanceJob> BuildInstanceJob(const InstanceSpec& instance, double scale = 1.0,
+                                     const std::string& output = "");
+
 // The DAG of one instance, from its app's builder: input files named
 // "/<name>/<file>", partition sizes the paper's times `scale`, each stage
 // named "<program>.<role>" (the simulator's cost model looks stages up by
@@ -66,6 +82,12 @@ Result<rootjob::JobDag> BuildInstanceDag(const InstanceSpec& instance, double sc
 // syntax): the first file takes the instance's placement; DatabaseJoin's
 // second table is co-located with the first ("colocate <first file>").
 std::string FilePlacement(const InstanceSpec& instance, const rootjob::JobDag& dag, int file);
+
+// `placement` fitted to `cluster`: an instance that names more computers than
+// its rack has ("confine 5 r1" on a rack of 3) spreads over all of the rack's
+// computers ("confine 3 r1"). Any other mode, or a rack the cluster lacks, is
+// returned as it is (placing it then says what is wrong).
+std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster);
 
 // Parses a workload file's text; `origin` names it in errors.
 Result<std::vector<InstanceSpec>> ParseWorkload(const std::string& text, const std::string& origin);

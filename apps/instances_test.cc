@@ -36,6 +36,36 @@ TEST(InstancesTest, DatabaseJoinCoLocatesItsTables) {
   EXPECT_EQ(d->files[1].partition_bytes * 40, 41'800'000'000);
 }
 
+TEST(InstancesTest, AConfinedInstanceLargerThanItsRackSpreadsOverTheRack) {
+  Result<ClusterConfig> c = ParseClusterConfig(
+      "[cluster]\nname = \"t\"\ndata_root = \"d\"\n[master]\nhost = \"127.0.0.1\"\n"
+      "port = 7000\nworker_port_base = 7010\n[[racks]]\nname = \"r0\"\ncount = 4\n"
+      "[[racks]]\nname = \"r1\"\ncount = 3\n",
+      "/tmp/t.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(FitPlacement("confine 5 r1", *c), "confine 3 r1");
+  EXPECT_EQ(FitPlacement("confine 2 r1", *c), "confine 2 r1");
+  EXPECT_EQ(FitPlacement("confine 5 r0", *c), "confine 4 r0");
+  EXPECT_EQ(FitPlacement("confine 5 r9", *c), "confine 5 r9");  // placing it names the rack
+  EXPECT_EQ(FitPlacement("random", *c), "random");
+  EXPECT_EQ(FitPlacement("colocate /x", *c), "colocate /x");
+}
+
+TEST(InstancesTest, TheInstanceJobIsTheJobCopseRunSubmits) {
+  InstanceSpec s{"WC", "wordcount", 8};
+  Result<InstanceJob> j = BuildInstanceJob(s, 0.01, "/WC/out-x");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_EQ(j->app, "wordcount");
+  EXPECT_EQ(j->options.inputs, std::vector<std::string>{"/WC/text"});
+  EXPECT_EQ(j->options.output, "/WC/out-x");
+  EXPECT_EQ(j->options.partitions, 1);
+  EXPECT_EQ(j->facts.at("/WC/text").bytes, 8 * 500'000);
+  Result<InstanceJob> p = BuildInstanceJob({"P", "prime_large", 4});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->app, "prime");
+  EXPECT_EQ(p->options.output, "/P/out");
+}
+
 TEST(InstancesTest, SyntheticJobsCarryArrivalAndTaskTime) {
   auto r = ParseWorkload(
       "[[instance]]\nname = \"j\"\napp = \"synthetic\"\npartitions = 3\n"

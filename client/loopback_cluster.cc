@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <stdlib.h>
+#include <toml++/toml.h>
 
 #include <cerrno>
 #include <cstring>
@@ -90,15 +91,87 @@ port = {}
   return path;
 }
 
+Result<std::filesystem::path> WriteRunConfig(const std::filesystem::path& source,
+                                             const std::filesystem::path& dir,
+                                             const std::string& policy, int k) {
+  COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(source));
+  toml::table t;
+  try {
+    t = toml::parse_file(source.string());
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(fmt::format("{}: {}", source.string(), e.description()));
+  }
+  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports,
+                         net::FreePorts(1 + 2 * static_cast<int>(config.computers.size())));
+  auto table = [&](const char* name) -> toml::table& {
+    if (!t[name].is_table()) t.insert_or_assign(name, toml::table{});
+    return *t[name].as_table();
+  };
+  toml::table& cluster = table("cluster");
+  cluster.insert_or_assign("data_root", (dir / "data").string());
+  cluster.erase("secret_file");
+  if (!config.apps_dir.empty()) cluster.insert_or_assign("apps_dir", config.apps_dir.string());
+  if (k > 0) cluster.insert_or_assign("max_running_jobs", k);
+  toml::table& master = table("master");
+  master.insert_or_assign("port", ports[0]);
+  master.erase("worker_port_base");
+  master.erase("data_dir");
+  if (!policy.empty()) table("scheduler").insert_or_assign("policy", policy);
+  toml::array racks;
+  size_t next = 1;
+  for (const RackConfig& r : config.racks) {
+    toml::array computers;
+    for (int index : r.computers) {
+      const ComputerConfig& c = config.computers[static_cast<size_t>(index)];
+      computers.push_back(toml::table{{"name", c.name},
+                                      {"slots", c.slots},
+                                      {"control_port", ports[next]},
+                                      {"data_port", ports[next + 1]}});
+      next += 2;
+    }
+    racks.push_back(toml::table{{"name", r.name}, {"computers", std::move(computers)}});
+  }
+  t.insert_or_assign("racks", std::move(racks));
+  std::filesystem::path path = dir / "cluster.toml";
+  std::ofstream out(path);
+  out << "# Written by a benchmark from " << source.string() << "\n" << t << "\n";
+  out.close();
+  if (!out) return IoError("cannot write " + path.string());
+  COPSE_RETURN_IF_ERROR(
+      LoadClusterConfig(path).status().WithContext("the run's copy of " + source.string()));
+  return path;
+}
+
+Result<std::string> RunCopse(const std::filesystem::path& bin_dir,
+                             const std::filesystem::path& config, std::vector<std::string> args,
+                             std::chrono::seconds bound) {
+  args.insert(args.begin(), {"--config", config.string()});
+  SpawnOptions o;
+  o.program = bin_dir / "copse";
+  o.args = std::move(args);
+  std::string line = "copse";
+  for (const std::string& a : o.args) line += " " + a;
+  COPSE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(std::move(o), bound, 1u << 26));
+  if (!r.status.ok()) return Internal(fmt::format("{}: {}: {}", line, r.status.ToString(), r.err));
+  return r.out;
+}
+
 Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::Start(
     const std::filesystem::path& dir, const LoopbackSpec& spec,
     const std::filesystem::path& bin_dir, std::chrono::seconds timeout) {
   COPSE_ASSIGN_OR_RETURN(std::filesystem::path path, WriteLoopbackConfig(dir, spec));
+  return StartFrom(path, bin_dir, false, timeout);
+}
+
+Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::StartFrom(
+    const std::filesystem::path& path, const std::filesystem::path& bin_dir, bool netns,
+    std::chrono::seconds timeout) {
   COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(path));
   SpawnOptions o;
   o.program = bin_dir / "copse";
   o.args = {"--config", path.string(), "cluster",
             "up",       "--timeout",   std::to_string(timeout.count())};
+  if (netns) o.args.push_back("--netns");
   COPSE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(std::move(o), timeout + timeout));
   std::unique_ptr<LoopbackCluster> c(new LoopbackCluster(bin_dir, path, std::move(config)));
   if (!r.status.ok()) {

@@ -42,6 +42,22 @@ LoopbackSpec LocalShape(const std::string& name, int slots, const std::string& p
 Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& dir,
                                                   const LoopbackSpec& spec);
 
+// A benchmark's copy of the cluster config at `source`, written to
+// `dir`/cluster.toml (its path is returned): data root `dir`/data with the
+// secret and every data dir under it, every port a free loopback port, each
+// computer listed explicitly with the name, rack and slots `source` gives it,
+// apps_dir absolute; [scheduler] policy `policy` and K `k` unless empty / 0.
+// Every other setting is `source`'s. Errors name `source`.
+Result<std::filesystem::path> WriteRunConfig(const std::filesystem::path& source,
+                                             const std::filesystem::path& dir,
+                                             const std::string& policy, int k);
+
+// Runs `bin_dir`/copse --config CONFIG ARGS... to its end within `bound`:
+// its stdout, or an error carrying how it ended and its stderr.
+Result<std::string> RunCopse(const std::filesystem::path& bin_dir,
+                             const std::filesystem::path& config, std::vector<std::string> args,
+                             std::chrono::seconds bound = std::chrono::seconds(3600));
+
 // The directory of one benchmark run, /tmp/PREFIX-XXXXXX: removed when
 // destroyed unless kept (on request, or after a failure, to read the logs),
 // its path then printed to stderr. Outlives the LoopbackCluster in it.
@@ -72,6 +88,11 @@ class LoopbackCluster {
       const std::filesystem::path& dir, const LoopbackSpec& spec,
       const std::filesystem::path& bin_dir,
       std::chrono::seconds timeout = std::chrono::seconds(60));
+  // `copse cluster up` (with --netns when `netns`) on a config already
+  // written, e.g. by WriteRunConfig.
+  static Result<std::unique_ptr<LoopbackCluster>> StartFrom(
+      const std::filesystem::path& config_path, const std::filesystem::path& bin_dir,
+      bool netns = false, std::chrono::seconds timeout = std::chrono::seconds(60));
   // `copse cluster down`.
   ~LoopbackCluster();
   LoopbackCluster(const LoopbackCluster&) = delete;

@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   flow->prefix_command();
   auto* bench = app.add_subcommand("bench",
                                    "benchmark suites: `copse bench SUITE ...` runs "
-                                   "copse-bench-SUITE (flow, dfs, sim, engine, apps)");
+                                   "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster)");
   bench->prefix_command();
 
   try {
@@ -215,8 +215,9 @@ int main(int argc, char** argv) {
     if (rest.empty() || rest.front().empty() ||
         !std::all_of(rest.front().begin(), rest.front().end(),
                      [](char c) { return c >= 'a' && c <= 'z'; })) {
-      std::cerr << "copse bench: name a suite (flow, dfs, sim, engine, apps): copse bench SUITE "
-                   "[ARGS...]\n";
+      std::cerr
+          << "copse bench: name a suite (flow, dfs, sim, engine, apps, cluster): copse bench SUITE "
+             "[ARGS...]\n";
       return 2;
     }
     std::string suite = "bench-" + rest.front();

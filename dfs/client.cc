@@ -251,7 +251,9 @@ Status DfsClient::AwaitBlock(PendingBlock& p) {
 
 // ---- reading -----------------------------------------------------------------------
 
-Result<FileStatus> DfsClient::Stat(const std::string& path) { return names_->Stat(path); }
+Result<FileStatus> DfsClient::Stat(const std::string& path, int partition) {
+  return names_->Stat(path, partition);
+}
 
 Result<net::BlockingChannel*> DfsClient::DataChannel(const Endpoint& e) {
   auto it = data_.find(e.computer);

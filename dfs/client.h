@@ -108,7 +108,9 @@ class DfsClient {
   Status Abandon();
 
   // ---- reading
-  Result<FileStatus> Stat(const std::string& path);
+  // With `partition` >= 0 only that partition lists its blocks: enough to
+  // read it, and cheap for the master on files of many partitions.
+  Result<FileStatus> Stat(const std::string& path, int partition = -1);
   // Streams partition `partition` of `file` into `sink`, in order. A scratch
   // partition whose replicas are all gone fails with kDataLoss ("replica
   // lost ... on computer X"); other unreadable blocks with kUnavailable.

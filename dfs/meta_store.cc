@@ -14,14 +14,14 @@ class RocksMetaStore final : public MetaStore {
       : db_(std::move(db)), dir_(std::move(dir)) {}
   ~RocksMetaStore() override { (void)db_->Close(); }
 
-  Status Apply(const std::vector<Write>& writes) override {
+  Status Apply(const std::vector<Write>& writes, bool sync) override {
     rocksdb::WriteBatch batch;
     for (const Write& w : writes) {
       rocksdb::Status s = w.value ? batch.Put(w.key, *w.value) : batch.Delete(w.key);
       if (!s.ok()) return IoError(fmt::format("{}: {}", dir_.string(), s.ToString()));
     }
     rocksdb::WriteOptions wo;
-    wo.sync = true;
+    wo.sync = sync;
     rocksdb::Status s = db_->Write(wo, &batch);
     if (s.IsNoSpace()) return ResourceExhausted(fmt::format("disk full under {}", dir_.string()));
     if (!s.ok()) return IoError(fmt::format("writing {}: {}", dir_.string(), s.ToString()));
@@ -68,7 +68,7 @@ Result<std::unique_ptr<MetaStore>> OpenRocksMetaStore(const std::filesystem::pat
   return std::unique_ptr<MetaStore>(new RocksMetaStore(std::unique_ptr<rocksdb::DB>(db), dir));
 }
 
-Status MemMetaStore::Apply(const std::vector<Write>& writes) {
+Status MemMetaStore::Apply(const std::vector<Write>& writes, bool /*sync*/) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!fail_next_.ok()) {
     Status s = std::move(fail_next_);

@@ -26,8 +26,11 @@ class MetaStore {
   using Entries = std::vector<std::pair<std::string, std::string>>;
 
   virtual ~MetaStore() = default;
-  // Applies every write atomically; durable (synced) when it returns ok.
-  virtual Status Apply(const std::vector<Write>& writes) = 0;
+  // Applies every write atomically. With `sync`, durable (synced) when it
+  // returns ok; without, through the store's log unsynced: a killed process
+  // loses nothing, a crash of the machine may lose it (until the next synced
+  // Apply, which makes every earlier write durable too).
+  virtual Status Apply(const std::vector<Write>& writes, bool sync = true) = 0;
   // Every key starting with `prefix`, in key order, with its value.
   virtual Result<Entries> Scan(const std::string& prefix) const = 0;
 };
@@ -38,7 +41,7 @@ Result<std::unique_ptr<MetaStore>> OpenRocksMetaStore(const std::filesystem::pat
 
 class MemMetaStore final : public MetaStore {
  public:
-  Status Apply(const std::vector<Write>& writes) override;
+  Status Apply(const std::vector<Write>& writes, bool sync = true) override;
   Result<Entries> Scan(const std::string& prefix) const override;
   // Testing: the next Apply fails with this status (once).
   void FailNextApply(Status s) { fail_next_ = std::move(s); }

@@ -146,9 +146,11 @@ Status NameClient::Abandon(FileId file) {
   return OnDfsReply(reply, [](DfsMessage::Reader) { return Status::Ok(); });
 }
 
-Result<FileStatus> NameClient::Stat(const std::string& path) {
+Result<FileStatus> NameClient::Stat(const std::string& path, int partition) {
   capnp::MallocMessageBuilder msg;
-  msg.initRoot<DfsMessage>().initStatFile().setPath(path);
+  auto st = msg.initRoot<DfsMessage>().initStatFile();
+  st.setPath(path);
+  st.setPartition(partition);
   COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg)));
   FileStatus out;
   COPSE_RETURN_IF_ERROR(OnDfsReply(reply, [&](DfsMessage::Reader root) -> Status {

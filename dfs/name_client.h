@@ -59,7 +59,8 @@ class NameClient {
   Result<bool> CommitPartitions(FileId file, const std::vector<PartitionCommit>& partitions);
   Status Abandon(FileId file);
 
-  Result<FileStatus> Stat(const std::string& path);
+  // With `partition` >= 0 only that partition lists its blocks.
+  Result<FileStatus> Stat(const std::string& path, int partition = -1);
   Result<std::vector<ListEntry>> List(const std::string& path);
   Status Delete(const std::string& path);
   Result<int> DeleteJobScratch(const std::string& job);

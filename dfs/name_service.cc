@@ -120,8 +120,8 @@ Status NameService::Abandon(FileId file) {
   return s;
 }
 
-Result<FileStatus> NameService::Stat(const std::string& path) const {
-  COPSE_ASSIGN_OR_RETURN(FileView v, ns_.Stat(path));
+Result<FileStatus> NameService::Stat(const std::string& path, int partition) const {
+  COPSE_ASSIGN_OR_RETURN(FileView v, ns_.Stat(path, partition));
   FileStatus out;
   out.id = v.id;
   out.path = v.path;

@@ -63,7 +63,8 @@ class NameService {
   // The pending output file at `path`, for a run writing one of its partitions.
   Result<OutputFileInfo> OpenOutput(const std::string& path) const;
   Status Abandon(FileId file);
-  Result<FileStatus> Stat(const std::string& path) const;
+  // With `partition` >= 0 only that partition lists its blocks (Namespace::Stat).
+  Result<FileStatus> Stat(const std::string& path, int partition = -1) const;
   Result<std::vector<ListEntry>> List(const std::string& path) const;
   Status Delete(const std::string& path);
   Result<int> DeleteJob(const std::string& job);

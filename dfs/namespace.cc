@@ -122,13 +122,46 @@ void Namespace::RemoveFile(Change* c, const File& f, Deletions* deletions) const
   c->files.erase(f.id);
 }
 
+bool Namespace::OnlyScratch(const Change& c) const {
+  auto scratch_file = [&](FileId id) {
+    auto in_change = c.files.find(id);
+    if (in_change != c.files.end()) return !in_change->second.scratch_job.empty();
+    auto it = files_.find(id);
+    return it != files_.end() && !it->second.scratch_job.empty();
+  };
+  for (const auto& [id, f] : c.files) {
+    if (f.scratch_job.empty()) return false;
+  }
+  for (FileId id : c.removed_files) {
+    if (!scratch_file(id)) return false;
+  }
+  for (const auto& [id, b] : c.blocks) {
+    if (!scratch_file(b.file)) return false;
+  }
+  for (BlockId id : c.removed_blocks) {
+    auto it = blocks_.find(id);
+    if (it == blocks_.end() || !scratch_file(it->second.file)) return false;
+  }
+  return true;
+}
+
 Status Namespace::Commit(Change c) {
-  if (c.next_file || c.next_block) {
-    c.writes.push_back({kNextKey, fmt::format("{} {}", c.next_file.value_or(next_file_),
-                                              c.next_block.value_or(next_block_))});
+  const uint64_t next_file = c.next_file.value_or(next_file_);
+  const uint64_t next_block = c.next_block.value_or(next_block_);
+  uint64_t stored_file = stored_file_, stored_block = stored_block_;
+  if (next_file > stored_file_ || next_block > stored_block_) {
+    stored_file = std::max(stored_file_, next_file + kIdReserve);
+    stored_block = std::max(stored_block_, next_block + kIdReserve);
+    c.writes.push_back({kNextKey, fmt::format("{} {}", stored_file, stored_block)});
   }
   if (c.writes.empty()) return Status::Ok();
-  COPSE_RETURN_IF_ERROR(store_.Apply(c.writes));
+  // Scratch files are the engine's to regenerate (their blocks are not
+  // synced on the workers either): their changes go through the log
+  // unsynced, unless the id counters move.
+  const bool sync = stored_file != stored_file_ || stored_block != stored_block_ || !OnlyScratch(c);
+  COPSE_RETURN_IF_ERROR(store_.Apply(c.writes, sync));
+  stored_file_ = stored_file;
+  stored_block_ = stored_block;
   for (FileId id : c.removed_files) {
     auto it = files_.find(id);
     if (it == files_.end()) continue;
@@ -156,8 +189,8 @@ Status Namespace::Load(Timestamp now) {
     unsigned long long f = 0, b = 0;
     if (std::sscanf(v.c_str(), "%llu %llu", &f, &b) != 2)
       return Corruption(fmt::format("stored DFS id counters '{}' are damaged", v));
-    next_file_ = f;
-    next_block_ = b;
+    next_file_ = stored_file_ = f;
+    next_block_ = stored_block_ = b;
   }
   COPSE_ASSIGN_OR_RETURN(MetaStore::Entries files, store_.Scan(kFilePrefix));
   for (const auto& [k, v] : files) {
@@ -487,7 +520,7 @@ Status Namespace::Abandon(FileId file, Deletions* deletions) {
 
 // ---- reading the namespace ----------------------------------------------------
 
-FileView Namespace::View(const File& f) const {
+FileView Namespace::View(const File& f, int only_partition) const {
   FileView v;
   v.id = f.id;
   v.path = f.path;
@@ -498,14 +531,16 @@ FileView Namespace::View(const File& f) const {
   v.scratch_job = f.scratch_job;
   v.output_job = f.output_job;
   v.run = f.run;
-  for (const Partition& p : f.partitions) {
+  for (size_t i = 0; i < f.partitions.size(); ++i) {
+    const Partition& p = f.partitions[i];
+    const bool listed = only_partition < 0 || static_cast<size_t>(only_partition) == i;
     PartitionView pv;
     pv.committed = p.committed;
     if (p.committed) {
       for (BlockId id : p.blocks) {
         auto it = blocks_.find(id);
         if (it == blocks_.end()) continue;
-        pv.blocks.push_back({id, it->second.size, it->second.replicas});
+        if (listed) pv.blocks.push_back({id, it->second.size, it->second.replicas});
         pv.size += it->second.size;
       }
     }
@@ -515,7 +550,7 @@ FileView Namespace::View(const File& f) const {
   return v;
 }
 
-Result<FileView> Namespace::Stat(const std::string& path) const {
+Result<FileView> Namespace::Stat(const std::string& path, int only_partition) const {
   COPSE_RETURN_IF_ERROR(ValidatePath(path));
   auto it = by_path_.find(path);
   if (it == by_path_.end() || !files_.at(it->second).visible) {
@@ -525,7 +560,7 @@ Result<FileView> Namespace::Stat(const std::string& path) const {
       return InvalidArgument(fmt::format("{} is a directory, not a file", path));
     return NotFound(fmt::format("no such file: {}", path));
   }
-  return View(files_.at(it->second));
+  return View(files_.at(it->second), only_partition);
 }
 
 Result<std::vector<ListEntry>> Namespace::List(const std::string& path) const {
@@ -660,18 +695,24 @@ Status Namespace::DropReplica(BlockId id, const std::string& computer) {
 }
 
 std::vector<ReplicatedBlock> Namespace::CommittedBlocks() const {
+  // By file, so that a job's many scratch blocks cost one test per file: the
+  // master runs this several times a second.
   std::vector<ReplicatedBlock> out;
-  for (const auto& [id, b] : blocks_) {
-    if (!b.committed) continue;
-    auto f = files_.find(b.file);
-    if (f == files_.end()) continue;
-    ReplicatedBlock rb{id,         b.size, f->second.replication,
-                       b.replicas, "",     !f->second.scratch_job.empty()};
-    auto mode = ParsePlacementMode(f->second.placement);
-    if (mode.ok() && mode->kind == PlacementMode::Kind::kConfine)
-      rb.confine_rack = mode->confine_rack;
-    out.push_back(std::move(rb));
+  for (const auto& [file_id, f] : files_) {
+    if (!f.scratch_job.empty()) continue;
+    std::string confine_rack;
+    auto mode = ParsePlacementMode(f.placement);
+    if (mode.ok() && mode->kind == PlacementMode::Kind::kConfine) confine_rack = mode->confine_rack;
+    for (const Partition& p : f.partitions) {
+      for (BlockId id : p.blocks) {
+        auto b = blocks_.find(id);
+        if (b == blocks_.end() || !b->second.committed || b->second.file != file_id) continue;
+        out.push_back({id, b->second.size, f.replication, b->second.replicas, confine_rack, false});
+      }
+    }
   }
+  std::sort(out.begin(), out.end(),
+            [](const ReplicatedBlock& a, const ReplicatedBlock& b) { return a.id < b.id; });
   return out;
 }
 

@@ -188,8 +188,10 @@ class Namespace {
   std::vector<std::string> PendingOutputJobs() const;
   std::vector<std::string> ScratchJobs() const;
 
-  // A visible file or a scratch file.
-  Result<FileView> Stat(const std::string& path) const;
+  // A visible file or a scratch file. With `only_partition` >= 0 only that
+  // partition lists its blocks (every partition still has its state and
+  // size): what a reader of one partition needs, without the rest's replicas.
+  Result<FileView> Stat(const std::string& path, int only_partition = -1) const;
   // The file at `path`, or the files and directories directly under it.
   Result<std::vector<ListEntry>> List(const std::string& path) const;
   // Deletes a visible or scratch file; its blocks go to `deletions`.
@@ -210,7 +212,8 @@ class Namespace {
   // A job's pending output files are left to the job.
   Status CollectExpired(Timestamp now, Deletions* deletions);
 
-  // Every committed block with its replicas, for re-replication.
+  // Every committed block of a file that is not scratch (re-replication and
+  // trimming leave scratch blocks alone), with its replicas, by block id.
   std::vector<ReplicatedBlock> CommittedBlocks() const;
   // The computers recorded as holding `id` (empty when unknown).
   std::vector<std::string> ReplicasOf(BlockId id) const;
@@ -257,6 +260,9 @@ class Namespace {
   };
 
   Status Commit(Change change);
+  // True when `change` touches scratch files only.
+  bool OnlyScratch(const Change& change) const;
+  static constexpr uint64_t kIdReserve = 4096;
   void PutFile(Change* c, const File& f) const;
   void PutBlock(Change* c, const Block& b) const;
   void RemoveBlock(Change* c, const Block& b, Deletions* deletions) const;
@@ -266,7 +272,7 @@ class Namespace {
   // Removes every file whose `role` (scratch_job or output_job) is `job`.
   Result<int> RemoveFilesOf(const std::string& job, std::string File::*role, Deletions* deletions);
   Status CheckNewPath(const CreateRequest& request) const;
-  FileView View(const File& f) const;
+  FileView View(const File& f, int only_partition = -1) const;
   std::vector<std::vector<std::string>> ReplicaSets(const File& f) const;
 
   NamespaceOptions options_;
@@ -276,6 +282,11 @@ class Namespace {
   std::map<BlockId, Block> blocks_;
   uint64_t next_file_ = 1;
   uint64_t next_block_ = 1;
+  // The id counters as stored: kIdReserve ids ahead of next_file_ and
+  // next_block_ when last written, so that most changes need not rewrite
+  // them; a restart continues from them (ids are never reused).
+  uint64_t stored_file_ = 1;
+  uint64_t stored_block_ = 1;
 };
 
 }  // namespace copse::dfs

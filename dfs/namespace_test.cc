@@ -98,6 +98,27 @@ TEST_F(NamespaceTest, NamespaceSurvivesARestart) {
   EXPECT_GT(c->id, pending.id);
 }
 
+// The id counters are stored ahead of use, so most changes do not rewrite
+// them, and a namespace restarted from the store never hands out an id it
+// gave out before, even one whose change was never stored.
+TEST_F(NamespaceTest, IdsAreReservedAheadAndNeverReusedAfterARestart) {
+  CreateResult f = Create("/a", 1);
+  ASSERT_TRUE(WritePartition(f.id, 0, 10).ok());
+  CreateResult pending = Create("/b", 1);
+  auto last = ns_.AllocateBlock({pending.id, 0, {}}, Live(), rng_, now_);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  Namespace again(Options(), store_);
+  ASSERT_TRUE(again.Load(now_).ok());
+  CreateRequest req;
+  req.path = "/c";
+  auto c = again.Create(req, Live(), rng_, now_);
+  ASSERT_TRUE(c.ok());
+  EXPECT_GT(c->id, pending.id + 1000);  // continues from the reserve
+  auto b = again.AllocateBlock({c->id, 0, {}}, Live(), rng_, now_);
+  ASSERT_TRUE(b.ok());
+  EXPECT_GT(b->id, last->id + 1000);
+}
+
 TEST_F(NamespaceTest, AFailedStoreWriteChangesNothing) {
   CreateResult f = Create("/a", 1);
   store_.FailNextApply(IoError("disk on fire"));
@@ -244,6 +265,21 @@ TEST_F(NamespaceTest, ScratchPartitionsAreReadableOneByOneAndDieWithTheirJob) {
   EXPECT_FALSE(st->partitions[0].committed);
   EXPECT_TRUE(st->partitions[1].committed);
   EXPECT_EQ(st->partitions[1].blocks[0].replicas, std::vector<std::string>{"c11"});
+  // A reader of one partition gets that partition's blocks, and the sizes
+  // and states of all.
+  auto one = ns_.Stat(req.path, 1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->partitions.size(), 3u);
+  EXPECT_EQ(one->partitions[1].blocks.size(), 1u);
+  EXPECT_EQ(one->partitions[1].size, 10u);
+  EXPECT_EQ(one->size, 10u);
+  auto other = ns_.Stat(req.path, 0);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->partitions[1].blocks.empty());
+  EXPECT_EQ(other->partitions[1].size, 10u);
+  EXPECT_TRUE(other->partitions[1].committed);
+  // Re-replication leaves scratch blocks alone: they are not listed.
+  for (const ReplicatedBlock& rb : ns_.CommittedBlocks()) EXPECT_NE(rb.id, a->id);
   // A partition whose writer is gone cannot be written.
   auto dead = ns_.AllocateBlock({f->id, 2, {}}, Live({"c11"}), rng_, now_);
   EXPECT_EQ(dead.status().code(), StatusCode::kUnavailable);

@@ -306,7 +306,7 @@ Status DfsService::OnListFiles(proto::ListFiles::Reader l, Builder out) {
 }
 
 Status DfsService::OnStatFile(proto::StatFile::Reader st, Builder out) {
-  COPSE_ASSIGN_OR_RETURN(dfs::FileStatus f, names_.Stat(st.getPath()));
+  COPSE_ASSIGN_OR_RETURN(dfs::FileStatus f, names_.Stat(st.getPath(), st.getPartition()));
   dfs::SetFileStatus(out.initFileInfo(), f);
   return Status::Ok();
 }

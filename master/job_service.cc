@@ -56,11 +56,24 @@ scheduler::JobAttributes Attributes(const rootjob::JobSpec& spec, uint64_t id, i
   return a;
 }
 
-// Adds a run's counters (its result document) to the job's.
-void AddCounters(Json& into, const std::string& result) {
+// Adds a run's counters (its result document) to the job's, and keeps the
+// bytes it read by locality on the run.
+void AddCounters(Json& into, int64_t* read_local, int64_t* read_rack, int64_t* read_core,
+                 const std::string& result) {
   if (result.empty()) return;
   Json r = Json::parse(result, nullptr, /*allow_exceptions=*/false);
   if (!r.is_object()) return;
+  if (auto it = r.find("bytes_read"); it != r.end() && it->is_object()) {
+    auto get = [&](const char* level) {
+      auto v = it->find(level);
+      return v != it->end() && (v->is_number_unsigned() || v->is_number_integer())
+                 ? v->get<int64_t>()
+                 : int64_t{0};
+    };
+    *read_local = get("local");
+    *read_rack = get("rack");
+    *read_core = get("core");
+  }
   auto add = [&](const char* key, const Json& v) {
     if (v.is_number_unsigned() || v.is_number_integer()) {
       into[key] = into.value(key, int64_t{0}) + v.get<int64_t>();
@@ -112,10 +125,18 @@ const JobService::Job* JobService::Find(uint64_t id) const {
 // ---- the table ----------------------------------------------------------------
 
 Json JobService::RunToJson(const Run& r) {
-  return {{"task", r.task},           {"attempt", r.attempt},         {"root", r.root},
-          {"label", r.label},         {"computer", r.computer},       {"state", r.state},
-          {"reason", r.reason},       {"launched_ms", r.launched_ms}, {"ended_ms", r.ended_ms},
-          {"launch_us", r.launch_us}, {"spawn_us", r.spawn_us}};
+  return {{"task", r.task},
+          {"attempt", r.attempt},
+          {"root", r.root},
+          {"label", r.label},
+          {"computer", r.computer},
+          {"state", r.state},
+          {"reason", r.reason},
+          {"launched_ms", r.launched_ms},
+          {"ended_ms", r.ended_ms},
+          {"launch_us", r.launch_us},
+          {"spawn_us", r.spawn_us},
+          {"bytes_read", {{"local", r.read_local}, {"rack", r.read_rack}, {"core", r.read_core}}}};
 }
 
 Json JobService::Record(const Job& j) const {
@@ -173,6 +194,11 @@ Result<JobService::Job> JobService::FromRecord(const Json& r) const {
     run.ended_ms = x.at("ended_ms");
     run.launch_us = x.at("launch_us");
     run.spawn_us = x.at("spawn_us");
+    if (auto b = x.find("bytes_read"); b != x.end() && b->is_object()) {  // added later
+      run.read_local = b->value("local", int64_t{0});
+      run.read_rack = b->value("rack", int64_t{0});
+      run.read_core = b->value("core", int64_t{0});
+    }
     j.runs.push_back(std::move(run));
   }
   COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(j.spec));
@@ -331,6 +357,9 @@ Json JobService::Document(const Job& j) const {
           {"submitted", IsoTime(j.submitted_ms)},
           {"admitted", IsoTime(j.admitted_ms)},
           {"finished", IsoTime(j.finished_ms)},
+          {"submitted_ms", j.submitted_ms},
+          {"admitted_ms", j.admitted_ms},
+          {"finished_ms", j.finished_ms},
           {"elapsed_s", static_cast<double>(end - j.submitted_ms) / 1000.0},
           {"failure", j.failure},
           {"outputs", j.outputs},
@@ -497,7 +526,7 @@ void JobService::OnRun(const RunNews& news) {
         r.reason = news.exit->reason;
         r.launch_us = news.exit->launch_us;
         r.spawn_us = news.exit->spawn_us;
-        AddCounters(j->counters, news.exit->result);
+        AddCounters(j->counters, &r.read_local, &r.read_rack, &r.read_core, news.exit->result);
       } else {
         r.state = news.ended_why == "preempted"                      ? "preempted"
                   : news.ended_why.find("lost") != std::string::npos ? "lost"

@@ -128,6 +128,9 @@ class JobService final : public JobEvents {
     int64_t launched_ms = 0, ended_ms = -1;
     int64_t launch_us = -1;
     int64_t spawn_us = -1;  // of launch_us, until the program was exec'd
+    // Bytes the run read, as its DFS client counted them by locality (its
+    // result document's bytes_read; 0 until it ends, or when it reported none).
+    int64_t read_local = 0, read_rack = 0, read_core = 0;
   };
   // A run as the job's document and history show it.
   static nlohmann::json RunToJson(const Run& r);

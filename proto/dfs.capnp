@@ -163,6 +163,7 @@ struct ListFilesReply {
 
 struct StatFile {
   path @0 :Text;
+  partition @1 :Int32 = -1;  # >= 0: only this partition lists its blocks
 }
 
 struct ReplicaInfo {

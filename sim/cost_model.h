@@ -31,4 +31,12 @@ struct CostModel {
 
 CostModel PaperCostModel();
 
+// A cost model as JSON: {"root_startup_s": R, "task_startup_s": T,
+// "stages": {"app/program.role": {"fixed_s": F, "per_gb_s": G}, ...}} (the
+// real-cluster suite writes one calibrated from its K = 1 runs).
+std::string CostModelToJson(const CostModel& model);
+// kInvalidArgument names `origin` and what is wrong (a missing or negative
+// number, an unknown key).
+Result<CostModel> CostModelFromJson(const std::string& text, const std::string& origin);
+
 }  // namespace copse::sim

@@ -464,12 +464,13 @@ Result<std::vector<SimJob>> PlaceJobs(const SimOptions& o,
   std::vector<SimJob> jobs;
   for (size_t j = 0; j < workload.size(); ++j) {
     const apps::InstanceSpec& spec = workload[j];
-    Result<rootjob::JobDag> dag = apps::BuildInstanceDag(spec);
+    Result<rootjob::JobDag> dag = apps::BuildInstanceDag(spec, o.scale);
     if (!dag.ok()) return dag.status();
     std::vector<std::vector<std::string>> first;
     std::vector<std::vector<std::vector<int>>> replicas;
     for (size_t f = 0; f < dag->files.size(); ++f) {
-      std::string mode_text = apps::FilePlacement(spec, *dag, static_cast<int>(f));
+      std::string mode_text =
+          apps::FitPlacement(apps::FilePlacement(spec, *dag, static_cast<int>(f)), o.config);
       Result<dfs::PlacementMode> mode = dfs::ParsePlacementMode(mode_text);
       if (!mode.ok()) return mode.status().WithContext("instance " + spec.name);
       dfs::PlacementRequest req{*mode, "", o.config.replication, dag->files[f].partitions, {}};

@@ -38,6 +38,7 @@ struct SimOptions {
   uint64_t seed = 1;
   std::string flow_solver = "incremental";  // one fixed solver (no race)
   CostModel costs = PaperCostModel();
+  double scale = 1.0;  // the instances' input sizes: the paper's times this (apps/instances.h)
   double max_time_s = 400'000;     // give up (kDeadlineExceeded) past this simulated time
   double utilisation_step_s = 30;  // sampling period of the utilisation trace
   // Job profiles for CFQ and SRPT: kAccurate gives synthetic jobs their true

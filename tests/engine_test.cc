@@ -79,6 +79,15 @@ TEST_F(EngineTest, WordCountEqualsCoreutils) {
   const json& b = st["bytes_read"];
   EXPECT_GE(b["local"].get<int64_t>() + b["rack"].get<int64_t>() + b["core"].get<int64_t>(),
             1'500'000);
+  // Each run's bytes by locality add up to the job's.
+  json sum = {{"local", 0}, {"rack", 0}, {"core", 0}};
+  for (const json& run : History(job)) {
+    if (run["root"].get<bool>()) continue;
+    for (const char* level : {"local", "rack", "core"}) {
+      sum[level] = sum[level].get<int64_t>() + run["bytes_read"][level].get<int64_t>();
+    }
+  }
+  EXPECT_EQ(sum, b);
   EXPECT_GT(st["records_written"].get<int64_t>(), 0);
   // The output has the partitions asked for and is listed once published.
   CommandResult ls = Copse({"fs", "stat", "/wc", "--json"});

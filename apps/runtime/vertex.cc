@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -84,10 +85,11 @@ Status Vertex::Connect() {
 
 Result<const dfs::FileStatus*> Vertex::StatInput(size_t i) {
   const rootjob::InputRef& in = d_.inputs[i];
-  auto it = stats_.find(in.path);
+  const std::pair<std::string, int> key(in.path, std::max(in.partition, -1));
+  auto it = stats_.find(key);
   if (it != stats_.end()) return &it->second;
   COPSE_RETURN_IF_ERROR(Connect());
-  Result<dfs::FileStatus> st = dfs_->Stat(in.path);
+  Result<dfs::FileStatus> st = dfs_->Stat(in.path, key.second);
   if (!st.ok()) {
     if (st.status().code() == StatusCode::kNotFound && in.from_file) {
       return InvalidArgument("input file " + in.path + " no longer exists");
@@ -98,7 +100,7 @@ Result<const dfs::FileStatus*> Vertex::StatInput(size_t i) {
     }
     return st.status();
   }
-  return &(stats_[in.path] = std::move(*st));
+  return &(stats_[key] = std::move(*st));
 }
 
 Status Vertex::Read(size_t i, const std::function<Status(std::span<const uint8_t>)>& sink) {

@@ -40,6 +40,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/config.h"
 #include "common/status.h"
@@ -100,7 +101,9 @@ class Vertex {
   std::string secret_;
   std::unique_ptr<ClusterConfig> config_;
   std::unique_ptr<dfs::DfsClient> dfs_;
-  std::map<std::string, dfs::FileStatus> stats_;
+  // By (path, partition): an input of one partition asks for that one only
+  // (-1: the whole file).
+  std::map<std::pair<std::string, int>, dfs::FileStatus> stats_;
   std::unique_ptr<dfs::BucketWriter> buckets_;
   bool output_open_ = false;
   bool output_done_ = false;  // another run committed the partition

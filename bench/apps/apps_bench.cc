@@ -106,8 +106,7 @@ Result<std::string> Run(const fs::path& program, std::vector<std::string> args,
 // Runs `copse --config CONFIG ARGS...` from beside this executable.
 Result<std::string> Copse(const fs::path& config, std::vector<std::string> args,
                           std::chrono::seconds bound = std::chrono::seconds(3600)) {
-  args.insert(args.begin(), {"--config", config.string()});
-  return Run(ExecutableDir() / "copse", std::move(args), bound);
+  return client::RunCopse(ExecutableDir(), config, std::move(args), bound);
 }
 
 // Runs a /bin/sh script with $0, $1, ... bound to `args`.

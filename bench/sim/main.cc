@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--k", spec.k, "child: admission limit K")->check(CLI::Range(1, 100000));
   app.add_option("--drop", spec.drop, "child: instance left out (repeatable)");
   app.add_option("--profiles", spec.profiles, "child: CFQ/SRPT profiles: accurate, naive, none");
+  app.add_option("--scale", spec.scale, "child: input sizes, the paper's times this (default 1)")
+      ->check(CLI::Range(1e-9, 1e9));
+  std::string costs;
+  app.add_option("--costs", costs, "child: cost model file (default: the paper's)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
     spec.config = config;
     spec.workload = workload;
     spec.seed = o.seed;
+    spec.costs = costs;
     copse::Status s = copse::bench::RunOne(spec, out);
     if (!s.ok()) {
       std::cerr << "copse-bench-sim: " << s.ToString() << "\n";

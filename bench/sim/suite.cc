@@ -1,5 +1,7 @@
 #include "bench/sim/suite.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -137,18 +139,8 @@ Status WriteText(const fs::path& p, const std::string& text) {
 }
 
 std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
-  std::vector<std::string> a = {o.self.string(), "--run-one",
-                                "--config",      p.spec.config.string(),
-                                "--workload",    p.spec.workload.string(),
-                                "--policy",      p.spec.policy,
-                                "--k",           std::to_string(p.spec.k),
-                                "--seed",        std::to_string(p.spec.seed),
-                                "--out",         p.file.string(),
-                                "--profiles",    p.spec.profiles};
-  for (const std::string& d : p.spec.drop) {
-    a.push_back("--drop");
-    a.push_back(d);
-  }
+  std::vector<std::string> a = RunOneArgs(p.spec, p.file);
+  a.insert(a.begin(), o.self.string());
   return a;
 }
 
@@ -214,11 +206,14 @@ const std::map<std::string, double>& PaperIdeal() {
   return kTable;
 }
 
-std::string Markdown(const std::string& experiment, const Json& results,
-                     const std::map<std::string, double>& ideal,
-                     const std::vector<std::string>& order, const std::string& ideal_source) {
+}  // namespace
+
+std::string ResultsMarkdown(const std::string& title, const Json& results,
+                            const std::vector<std::string>& order,
+                            const std::string& ideal_source) {
+  const Json& ideal = results["ideal_s"];
   std::ostringstream md;
-  md << "# copse bench sim --experiment " << experiment << "\n\n"
+  md << "# " << title << "\n\n"
      << "Means over seeds; DT in TB (10^12 bytes), shares of the total in brackets.\n\n"
      << "| policy | K | runs | makespan (s) | SNP | slowdown l1 | l2 | l∞ | unfairness | DT total "
         "| DT rack | DT core |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -251,7 +246,7 @@ std::string Markdown(const std::string& experiment, const Json& results,
      << "| instance | ideal (s) | paper Table 3 (s) |\n|---|---|---|\n";
   for (const std::string& name : order) {
     auto p = PaperIdeal().find(name);
-    md << "| " << name << " | " << Fixed(ideal.at(name), 1) << " | "
+    md << "| " << name << " | " << Fixed(ideal.at(name).get<double>(), 1) << " | "
        << (p == PaperIdeal().end() ? std::string("-") : Fixed(p->second, 0)) << " |\n";
   }
   md << "\n## Mean running time per instance and policy (s)\n\n| instance |";
@@ -273,6 +268,8 @@ std::string Markdown(const std::string& experiment, const Json& results,
   }
   return md.str();
 }
+
+namespace {
 
 Result<std::vector<Planned>> Plan(const SuiteOptions& o, const Experiment& e) {
   fs::path config = o.source_dir / "cluster-configs" / (o.quick ? e.quick_config : e.config);
@@ -350,6 +347,37 @@ Status WriteTiming(const SuiteOptions& o, double wall_s) {
   return WriteText(o.out / "timing.json", t.dump(1) + "\n");
 }
 
+std::vector<std::string> RunOneArgs(const RunSpec& spec, const fs::path& out) {
+  std::vector<std::string> a = {"--run-one",
+                                "--config",
+                                spec.config.string(),
+                                "--workload",
+                                spec.workload.string(),
+                                "--policy",
+                                spec.policy,
+                                "--k",
+                                std::to_string(spec.k),
+                                "--seed",
+                                std::to_string(spec.seed),
+                                "--out",
+                                out.string(),
+                                "--profiles",
+                                spec.profiles};
+  for (const std::string& d : spec.drop) {
+    a.push_back("--drop");
+    a.push_back(d);
+  }
+  if (spec.scale != 1.0) {
+    a.push_back("--scale");
+    a.push_back(fmt::format("{:.17g}", spec.scale));
+  }
+  if (!spec.costs.empty()) {
+    a.push_back("--costs");
+    a.push_back(spec.costs.string());
+  }
+  return a;
+}
+
 Status RunOne(const RunSpec& spec, const fs::path& out) {
   COPSE_ASSIGN_OR_RETURN(ClusterConfig config, LoadClusterConfig(spec.config));
   COPSE_ASSIGN_OR_RETURN(std::vector<apps::InstanceSpec> workload,
@@ -361,6 +389,14 @@ Status RunOne(const RunSpec& spec, const fs::path& out) {
   so.scheduler.policy = spec.policy;
   so.max_running_jobs = spec.k;
   so.seed = spec.seed;
+  so.scale = spec.scale;
+  if (!spec.costs.empty()) {
+    std::ifstream f(spec.costs);
+    if (!f) return NotFound("cannot read cost model " + spec.costs.string());
+    std::stringstream text;
+    text << f.rdbuf();
+    COPSE_ASSIGN_OR_RETURN(so.costs, sim::CostModelFromJson(text.str(), spec.costs.string()));
+  }
   if (spec.profiles == "naive") {
     so.profiles = sim::SimOptions::Profiles::kNaive;
   } else if (spec.profiles == "none") {
@@ -371,6 +407,50 @@ Status RunOne(const RunSpec& spec, const fs::path& out) {
   }
   COPSE_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunSimulation(so, workload));
   return WriteText(out, RunToJson(r, spec).dump() + "\n");
+}
+
+Json MergeRuns(const MergeInfo& info, const std::map<std::string, double>& ideal,
+               std::vector<Json> runs) {
+  Json results;
+  results["experiment"] = info.experiment;
+  results["command"] = info.command;
+  results["slots"] = runs.empty() ? 0 : runs[0]["slots"].get<int>();
+  results["config"] = info.config;
+  results["workload"] = info.workload;
+  results["quick"] = info.quick;
+  results["ideal_s"] = ideal;
+  results["runs"] = Json::array();
+  for (Json& r : runs) {
+    std::vector<JobTimes> times;
+    for (Json& j : r["jobs"]) {
+      JobTimes t{j["start_s"],     j["finish_s"],   ideal.at(j["name"]),
+                 j["local_bytes"], j["rack_bytes"], j["core_bytes"]};
+      j["ideal_s"] = t.ideal_s;
+      j["anp"] = t.Anp();
+      times.push_back(t);
+    }
+    RunMetrics m = ComputeMetrics(times);
+    Json run;
+    run["policy"] = r["policy"];
+    run["label"] = r["label"];
+    run["profiles"] = r["profiles"];
+    run["seed"] = r["seed"];
+    run["k"] = r["k"];
+    run["makespan_s"] = m.makespan_s;
+    run["snp"] = m.snp;
+    run["slowdown_l1"] = m.slowdown_l1;
+    run["slowdown_l2"] = m.slowdown_l2;
+    run["slowdown_linf"] = m.slowdown_linf;
+    run["unfairness"] = m.unfairness;
+    run["dt_local_bytes"] = m.dt_local_bytes;
+    run["dt_rack_bytes"] = m.dt_rack_bytes;
+    run["dt_core_bytes"] = m.dt_core_bytes;
+    run["utilisation_step_s"] = r.value("utilisation_step_s", 30);
+    run["utilisation"] = info.keep_utilisation ? r["utilisation"] : Json::array();
+    run["jobs"] = r["jobs"];
+    results["runs"].push_back(std::move(run));
+  }
+  return results;
 }
 
 Status RunSuite(const SuiteOptions& o) {
@@ -425,49 +505,17 @@ Status RunSuite(const SuiteOptions& o) {
     }
   }
 
-  Json results;
-  results["experiment"] = o.experiment;
-  results["command"] = SuiteCommand(o);
-  results["slots"] = runs.empty() ? 0 : runs[0].second["slots"].get<int>();
-  results["config"] = plan[0].spec.config.string();
-  results["workload"] = plan[0].spec.workload.string();
-  results["quick"] = o.quick;
-  results["ideal_s"] = ideal;
-  results["runs"] = Json::array();
-  for (auto& [p, r] : runs) {
-    std::vector<JobTimes> times;
-    for (Json& j : r["jobs"]) {
-      JobTimes t{j["start_s"],     j["finish_s"],   ideal.at(j["name"]),
-                 j["local_bytes"], j["rack_bytes"], j["core_bytes"]};
-      j["ideal_s"] = t.ideal_s;
-      j["anp"] = t.Anp();
-      times.push_back(t);
-    }
-    RunMetrics m = ComputeMetrics(times);
-    Json run;
-    run["policy"] = r["policy"];
-    run["label"] = r["label"];
-    run["profiles"] = r["profiles"];
-    run["seed"] = r["seed"];
-    run["k"] = r["k"];
-    run["makespan_s"] = m.makespan_s;
-    run["snp"] = m.snp;
-    run["slowdown_l1"] = m.slowdown_l1;
-    run["slowdown_l2"] = m.slowdown_l2;
-    run["slowdown_linf"] = m.slowdown_linf;
-    run["unfairness"] = m.unfairness;
-    run["dt_local_bytes"] = m.dt_local_bytes;
-    run["dt_rack_bytes"] = m.dt_rack_bytes;
-    run["dt_core_bytes"] = m.dt_core_bytes;
-    run["utilisation_step_s"] = 30;
-    // Hundreds of synthetic jobs would make the trace dwarf the rest.
-    run["utilisation"] = e->analytic_ideal ? Json::array() : r["utilisation"];
-    run["jobs"] = r["jobs"];
-    results["runs"].push_back(std::move(run));
-  }
+  std::vector<Json> main_runs;
+  for (auto& [p, r] : runs) main_runs.push_back(std::move(r));
+  MergeInfo info{o.experiment, SuiteCommand(o), plan[0].spec.config.string(),
+                 plan[0].spec.workload.string(), o.quick,
+                 // Hundreds of synthetic jobs would make the trace dwarf the rest.
+                 !e->analytic_ideal};
+  Json results = MergeRuns(info, ideal, std::move(main_runs));
   COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", results.dump(1) + "\n"));
-  COPSE_RETURN_IF_ERROR(
-      WriteText(o.out / "results.md", Markdown(o.experiment, results, ideal, order, ideal_source)));
+  COPSE_RETURN_IF_ERROR(WriteText(
+      o.out / "results.md", ResultsMarkdown("copse bench sim --experiment " + o.experiment, results,
+                                            order, ideal_source)));
   DrawFigures(o.source_dir, o.out);
   COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - t0).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";

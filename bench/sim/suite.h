@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,7 +62,33 @@ struct RunSpec {
   uint64_t seed = 1;
   std::vector<std::string> drop;      // instance names left out of the workload
   std::string profiles = "accurate";  // CFQ/SRPT job profiles: accurate, naive, none
+  double scale = 1.0;                 // input sizes: the paper's times this
+  std::filesystem::path costs;        // a cost model file (sim/cost_model.h); empty: the paper's
 };
+
+// The child's command-line arguments for `spec` (after the program):
+// --run-one and every field, the raw run written to `out`.
+std::vector<std::string> RunOneArgs(const RunSpec& spec, const std::filesystem::path& out);
+
+// The merged results of one experiment's runs, as `copse bench sim` writes
+// them (results.json, schema in bench/sim/README.md): each raw run (RunOne's
+// JSON) with its metrics against `ideal` (instance name -> ideal seconds).
+// `runs` hold the jobs in workload order.
+struct MergeInfo {
+  std::string experiment;
+  std::string command;
+  std::string config;
+  std::string workload;
+  bool quick = false;
+  bool keep_utilisation = true;
+};
+nlohmann::ordered_json MergeRuns(const MergeInfo& info, const std::map<std::string, double>& ideal,
+                                 std::vector<nlohmann::ordered_json> runs);
+
+// results.md of merged results (the summary table, ideal times beside the
+// paper's Table 3, each instance's mean running time per policy).
+std::string ResultsMarkdown(const std::string& title, const nlohmann::ordered_json& results,
+                            const std::vector<std::string>& order, const std::string& ideal_source);
 
 // The `scale` experiment (bench/sim/scale_suite.cc): placement latency of
 // each flow solver on the network-less scale simulator (sim/scale_sim.h),
