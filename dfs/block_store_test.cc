@@ -1,13 +1,15 @@
 #include "dfs/block_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
+#include <rocksdb/db.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <fstream>
 #include <random>
 
-#include "common/subprocess.h"
 #include "dfs/block_store_testing.h"
 
 namespace copse::dfs {
@@ -42,7 +44,7 @@ class BlockStoreTest : public ::testing::Test {
     BlockStoreOptions o;
     o.dir = dir_.path() / "blocks";
     o.computer = "c00";
-    o.block_size = 4 * kChunkSize;
+    o.block_size = block_size_;
     o.free_space = [this](const std::filesystem::path&) -> Result<uint64_t> { return free_; };
     o.sync_on_close = sync_on_close_;
     return o;
@@ -74,6 +76,7 @@ class BlockStoreTest : public ::testing::Test {
   ScopedDir dir_;
   uint64_t free_ = uint64_t{1} << 40;
   bool sync_on_close_ = false;
+  uint64_t block_size_ = 4 * kChunkSize;
   std::unique_ptr<BlockStore> store_;
 };
 
@@ -108,98 +111,129 @@ TEST_F(BlockStoreTest, HalfWrittenBlocksAreInvisibleAndDroppedOnReopen) {
   ASSERT_TRUE(Write(5, Pattern(2 * kChunkSize, 4), /*commit=*/false).ok());
   EXPECT_EQ(store_->Stat(5).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->List()->empty());
+  EXPECT_TRUE(std::filesystem::exists(store_->BlockFilePath(5)));
   Open();  // the writer "crashed"
   EXPECT_EQ(store_->Stat(5).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(store_->BlockFilePath(5)));
+  EXPECT_EQ(store_->BlockBytesOnDisk(), 0u);
   // The id is free again: a retry can write it from scratch.
   auto again = Pattern(10, 5);
   ASSERT_TRUE(Write(5, again).ok());
   EXPECT_EQ(Read(5), again);
 }
 
-// sync_on_close false: a worker process killed after commits keeps every
-// committed block (RocksDB replays its write-ahead log) and drops the block it
-// was writing. The "worker" is a child process that ends with _exit: no
-// destructor, no Close, no flush.
-TEST_F(BlockStoreTest, AKilledProcessKeepsCommittedBlocksFromTheLog) {
-  auto a = Pattern(3 * kChunkSize + 5, 11), b = Pattern(100, 12), c = Pattern(2 * kChunkSize, 13);
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    auto s = BlockStore::Open(Options());
-    if (!s.ok()) ::_exit(2);
-    store_ = std::move(*s);
-    bool ok = Write(1, a).ok() && Write(2, b).ok() && Write(3, c, /*commit=*/false).ok();
-    // Nothing reached a blob file: the blocks live in the memtable and the log.
-    ok = ok && store_->BlobBytesOnDisk() == 0;
-    ::_exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_EQ(WEXITSTATUS(status), 0) << "the child's writes failed";
+TEST_F(BlockStoreTest, AbortingABlockRemovesItsFile) {
   Open();
-  EXPECT_EQ(Read(1), a);
-  EXPECT_EQ(Read(2), b);
-  EXPECT_EQ(store_->Stat(3).status().code(), StatusCode::kNotFound);
-  auto list = store_->List();
-  ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 2u);
-  // The replayed blocks were flushed on open: their chunks are located.
-  auto where = store_->LocateChunks(1, 0);
-  ASSERT_TRUE(where.ok()) << where.status().ToString();
-  EXPECT_EQ(where->size(), 4u);
-  // The dropped block's chunks are gone; its id can be written again.
-  std::vector<uint8_t> chunk;
-  EXPECT_FALSE(store_->ReadChunk(3, 0, &chunk).ok());
-  ASSERT_TRUE(Write(3, b).ok());
-  EXPECT_EQ(Read(3), b);
+  ASSERT_TRUE(Write(5, Pattern(kChunkSize + 1, 6), /*commit=*/false).ok());
+  EXPECT_TRUE(std::filesystem::exists(store_->BlockFilePath(5)));
+  store_->AbortBlock(5);
+  EXPECT_FALSE(std::filesystem::exists(store_->BlockFilePath(5)));
+  EXPECT_EQ(store_->BlockBytesOnDisk(), 0u);
+  ASSERT_TRUE(Write(5, Pattern(10, 7)).ok());
+  EXPECT_EQ(Read(5), Pattern(10, 7));
 }
 
-// sync_on_close false: a just-committed block is still in a memtable. The data
-// port's read (ReadChunk) gets it through RocksDB; LocateChunks (the local read
-// path) flushes it to its blob files and then knows where every chunk is.
-TEST_F(BlockStoreTest, AJustCommittedBlockIsReadFromTheMemtableAndLocatedAfterAFlush) {
+// A worker process killed after commits keeps every committed block, in
+// either durability mode and however the block was committed (a no-sync
+// block's file and record are in the page cache), and drops the block it was
+// writing with its file. The "worker" is a child process that ends with
+// _exit: no destructor, no Close.
+TEST_F(BlockStoreTest, AKilledProcessKeepsCommittedBlocksAndDropsTheHalfWritten) {
+  auto a = Pattern(3 * kChunkSize + 5, 11), b = Pattern(100, 12), c = Pattern(2 * kChunkSize, 13);
+  for (bool sync : {true, false}) {
+    SCOPED_TRACE(sync ? "sync_on_close" : "no sync_on_close");
+    store_.reset();
+    std::filesystem::remove_all(dir_.path() / "blocks");
+    sync_on_close_ = sync;
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      auto s = BlockStore::Open(Options());
+      if (!s.ok()) ::_exit(2);
+      store_ = std::move(*s);
+      bool ok = Write(1, a).ok() && Write(2, b, true, BlockSync::kNoSync).ok() &&
+                Write(3, c, /*commit=*/false).ok() &&
+                std::filesystem::exists(store_->BlockFilePath(3));
+      ::_exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "the child's writes failed";
+    Open();
+    EXPECT_EQ(Read(1), a);
+    EXPECT_EQ(Read(2), b);
+    EXPECT_TRUE(store_->Stat(2)->no_sync);
+    EXPECT_FALSE(store_->Stat(1)->no_sync);
+    EXPECT_EQ(store_->Stat(3).status().code(), StatusCode::kNotFound);
+    EXPECT_FALSE(std::filesystem::exists(store_->BlockFilePath(3)));
+    auto list = store_->List();
+    ASSERT_TRUE(list.ok());
+    EXPECT_EQ(list->size(), 2u);
+    // The dropped block's id can be written again.
+    ASSERT_TRUE(Write(3, b).ok());
+    EXPECT_EQ(Read(3), b);
+  }
+}
+
+// Each block is one file: chunk i's record (key, bytes, CRC32C) at
+// i * kChunkRecordSize, and LocateChunks points at the framed value in it.
+TEST_F(BlockStoreTest, ABlockIsAFileOfKeyedChunkRecordsAtComputedPlaces) {
+  sync_on_close_ = true;
   Open();
   auto a = Pattern(2 * kChunkSize + 9, 14);
   ASSERT_TRUE(Write(4, a).ok());
-  EXPECT_EQ(store_->BlobBytesOnDisk(), 0u);
-  EXPECT_EQ(Read(4), a);
-  EXPECT_EQ(store_->BlobBytesOnDisk(), 0u);
+  EXPECT_EQ(std::filesystem::file_size(store_->BlockFilePath(4)), a.size() + 3 * 16);
+  EXPECT_EQ(store_->BlockFilePath(4).filename(), "0000000000000004");
+  EXPECT_EQ(store_->BlockBytesOnDisk(), a.size() + 3 * 16);
   auto where = store_->LocateChunks(4, 1);
   ASSERT_TRUE(where.ok()) << where.status().ToString();
   ASSERT_EQ(where->size(), 2u);
-  EXPECT_EQ((*where)[1].size, 9u + kChunkTrailer);
-  EXPECT_GT(store_->BlobBytesOnDisk(), 0u);
-  EXPECT_EQ(Read(4), a);  // now straight from the blob file
+  int fd = ::open(store_->BlockFilePath(4).c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  for (uint32_t i = 1; i <= 2; ++i) {
+    const ChunkLocation& c = (*where)[i - 1];
+    EXPECT_EQ(c.file, 4u);
+    EXPECT_EQ(c.offset, i * BlockStore::kChunkRecordSize + kChunkKeySize);
+    EXPECT_EQ(c.size, (i == 2 ? 9u : kChunkSize) + kChunkTrailer);
+    std::vector<uint8_t> record(kChunkKeySize + c.size);
+    ASSERT_EQ(::pread(fd, record.data(), record.size(), static_cast<off_t>(c.offset - 12)),
+              static_cast<ssize_t>(record.size()));
+    std::string key = ChunkKey(4, i);
+    EXPECT_TRUE(std::equal(key.begin(), key.end(), record.begin()));
+    std::span<const uint8_t> framed(record.data() + kChunkKeySize, c.size);
+    EXPECT_TRUE(VerifyFramedChunk(framed, "chunk").ok());
+    EXPECT_TRUE(
+        std::equal(framed.begin(), framed.end() - kChunkTrailer, a.begin() + i * kChunkSize));
+  }
+  ::close(fd);
+  EXPECT_EQ(store_->LocateChunks(4, 4).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->LocateChunks(5, 0).status().code(), StatusCode::kNotFound);
 }
 
-// sync_on_close true: the block is in its blob files when Commit returns.
-TEST_F(BlockStoreTest, SyncOnCloseFlushesTheBlockOnCommit) {
-  sync_on_close_ = true;
-  Open();
-  auto a = Pattern(kChunkSize + 3, 15);
-  ASSERT_TRUE(Write(6, a).ok());
-  EXPECT_GE(store_->BlobBytesOnDisk(), a.size());
-  EXPECT_EQ(Read(6), a);
-  Open();
-  EXPECT_EQ(Read(6), a);
+// A block its commit syncs is handed to the disk every 8 chunks while it
+// streams in; the block reads back whole, in both modes.
+TEST_F(BlockStoreTest, ALargeBlockIsStoredWholeInBothModes) {
+  for (bool sync : {true, false}) {
+    SCOPED_TRACE(sync ? "sync_on_close" : "no sync_on_close");
+    sync_on_close_ = sync;
+    block_size_ = 20 * kChunkSize;
+    Open();
+    auto a = Pattern(17 * kChunkSize + 3, sync ? 40 : 41);
+    ASSERT_TRUE(Write(sync ? 1 : 2, a).ok());
+    Open();
+    EXPECT_EQ(Read(sync ? 1 : 2), a);
+  }
 }
 
-// A no-sync block (scratch data) commits without a flush or sync even when
-// the store syncs every other block on commit.
-TEST_F(BlockStoreTest, NoSyncBlockCommitsWithoutAFlush) {
+// A no-sync block (scratch data) is listed as such, and otherwise stored and
+// read like any other, in both modes.
+TEST_F(BlockStoreTest, NoSyncBlocksAreListedAsSuch) {
   sync_on_close_ = true;
   Open();
   auto a = Pattern(2 * kChunkSize + 7, 16), b = Pattern(100, 17);
   ASSERT_TRUE(Write(1, a, true, BlockSync::kNoSync).ok());
-  EXPECT_EQ(store_->BlobBytesOnDisk(), 0u) << "nothing was flushed";
-  auto info = store_->Stat(1);
-  ASSERT_TRUE(info.ok());
-  EXPECT_TRUE(info->no_sync);
-  EXPECT_EQ(Read(1), a);
-  ASSERT_TRUE(Write(2, b).ok());  // synced: flushes everything before it too
-  EXPECT_GE(store_->BlobBytesOnDisk(), a.size());
-  EXPECT_FALSE(store_->Stat(2)->no_sync);
+  ASSERT_TRUE(Write(2, b).ok());
   auto list = store_->List();
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->size(), 2u);
@@ -208,72 +242,51 @@ TEST_F(BlockStoreTest, NoSyncBlockCommitsWithoutAFlush) {
   Open();
   EXPECT_EQ(Read(1), a);
   EXPECT_TRUE(store_->Stat(1)->no_sync);
-  // Deleting it deletes its commit marker too: the id can be written again.
   ASSERT_TRUE(store_->DeleteBlock(1).ok());
   ASSERT_TRUE(Write(1, b, true, BlockSync::kNoSync).ok());
   EXPECT_EQ(Read(1), b);
 }
 
-// A worker process killed after committing no-sync blocks keeps those a flush
-// carried to disk (here, with the synced block committed after them) and
-// drops the rest whole: their committed state is in the log, their chunks
-// were only in a memtable. The "worker" is BlockStoreKilledWriter below, run
-// in a process of its own that ends with _exit (no destructor, no Close, no
-// flush), in both durability modes. It is a fresh process rather than a
-// forked copy of this one: RocksDB's shared thread pools would count the
-// threads earlier tests started, which a fork does not copy, and nothing
-// would flush.
-TEST_F(BlockStoreTest, AKilledProcessKeepsOnlyTheNoSyncBlocksAFlushCarried) {
-  for (bool sync : {true, false}) {
-    SCOPED_TRACE(sync ? "sync_on_close" : "no sync_on_close");
-    store_.reset();
-    std::filesystem::remove_all(dir_.path() / "blocks");
-    sync_on_close_ = sync;
-    SpawnOptions child;
-    child.program = std::filesystem::read_symlink("/proc/self/exe");
-    child.args = {"--gtest_also_run_disabled_tests",
-                  "--gtest_filter=BlockStoreKilledWriter.DISABLED_WritesAndDies"};
-    child.env = std::vector<std::string>{};
-    for (char** e = environ; *e; ++e) child.env->push_back(*e);
-    child.env->push_back("COPSE_TEST_BLOCKS_DIR=" + Options().dir.string());
-    child.env->push_back(std::string("COPSE_TEST_SYNC_ON_CLOSE=") + (sync ? "1" : "0"));
-    child.out = child.err = SpawnOptions::Output::kPipe;
-    auto ran = RunProcess(child, std::chrono::seconds(120));
-    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
-    ASSERT_TRUE(ran->status.ok()) << ran->status.ToString() << "\n" << ran->out << ran->err;
-    Open();
-    EXPECT_EQ(Read(1), Pattern(kChunkSize + 5, 18));
-    EXPECT_EQ(Read(2), Pattern(300, 19));
-    EXPECT_EQ(store_->Stat(3).status().code(), StatusCode::kNotFound);
-    auto list = store_->List();
-    ASSERT_TRUE(list.ok());
-    EXPECT_EQ(list->size(), 2u);
-    auto again = Pattern(10, 21);
-    ASSERT_TRUE(Write(3, again, true, BlockSync::kNoSync).ok());
-    EXPECT_EQ(Read(3), again);
+// Files no committed block owns are removed on Open: a half-written block's
+// (above), and any other.
+TEST_F(BlockStoreTest, OpenRemovesFilesWithoutACommittedBlock) {
+  Open();
+  ASSERT_TRUE(Write(1, Pattern(100, 30)).ok());
+  std::filesystem::path blocks = store_->BlockFilePath(1).parent_path();
+  for (const char* name : {"00000000000000ff", "stray.tmp"}) {
+    std::ofstream(blocks / name) << "left over";
   }
+  Open();
+  EXPECT_FALSE(std::filesystem::exists(blocks / "00000000000000ff"));
+  EXPECT_FALSE(std::filesystem::exists(blocks / "stray.tmp"));
+  EXPECT_EQ(Read(1), Pattern(100, 30));
+  // A file with a block's name that nobody owns does not stop that block.
+  std::ofstream(blocks / "0000000000000002") << "left over";
+  ASSERT_TRUE(Write(2, Pattern(10, 31)).ok());
+  EXPECT_EQ(Read(2), Pattern(10, 31));
 }
 
-// The writer AKilledProcessKeepsOnlyTheNoSyncBlocksAFlushCarried starts: a
-// no-sync block, a synced one and a flush, another no-sync block, then _exit.
-TEST(BlockStoreKilledWriter, DISABLED_WritesAndDies) {
-  const char* dir = std::getenv("COPSE_TEST_BLOCKS_DIR");
-  const char* sync = std::getenv("COPSE_TEST_SYNC_ON_CLOSE");
-  if (!dir || !sync) GTEST_SKIP() << "run by AKilledProcessKeepsOnlyTheNoSyncBlocksAFlushCarried";
-  BlockStoreOptions o;
-  o.dir = dir;
-  o.block_size = 4 * kChunkSize;
-  o.sync_on_close = std::string(sync) == "1";
-  auto s = BlockStore::Open(o);
-  if (!s.ok()) ::_exit(2);
-  BlockStore& store = **s;
-  using dfs::testing::WriteBlock;
-  bool ok = WriteBlock(store, 1, Pattern(kChunkSize + 5, 18), true, BlockSync::kNoSync).ok() &&
-            WriteBlock(store, 2, Pattern(300, 19)).ok() &&
-            store.LocateChunks(2, 0).ok() &&  // flushes the chunks of 1 and 2
-            WriteBlock(store, 3, Pattern(2 * kChunkSize, 20), true, BlockSync::kNoSync).ok() &&
-            store.Stat(3).ok();
-  ::_exit(ok ? 0 : 1);
+// A committed block whose file is missing or shorter than its record says
+// (its data did not reach the disk before a power failure) is dropped on
+// Open, and its id can be written again; the others stay.
+TEST_F(BlockStoreTest, OpenDropsCommittedBlocksWhoseFileIsShortOrMissing) {
+  Open();
+  auto a = Pattern(2 * kChunkSize, 32);
+  for (BlockId id : {1, 2, 3}) ASSERT_TRUE(Write(id, a).ok());
+  std::filesystem::path one = store_->BlockFilePath(1);
+  store_.reset();
+  std::filesystem::resize_file(one, std::filesystem::file_size(one) - 1);
+  std::filesystem::remove(one.parent_path() / "0000000000000002");
+  Open();
+  EXPECT_EQ(store_->Stat(1).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->Stat(2).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(std::filesystem::exists(one));
+  EXPECT_EQ(Read(3), a);
+  ASSERT_EQ(store_->List()->size(), 1u);
+  Open();  // the drop was recorded
+  ASSERT_EQ(store_->List()->size(), 1u);
+  ASSERT_TRUE(Write(1, Pattern(5, 33)).ok());
+  EXPECT_EQ(Read(1), Pattern(5, 33));
 }
 
 TEST_F(BlockStoreTest, RejectsBadWrites) {
@@ -318,6 +331,30 @@ TEST_F(BlockStoreTest, CorruptChunkIsDetectedOnRead) {
   EXPECT_NE(s.message().find("chunk 1 of block 4 on computer c00"), std::string::npos)
       << s.message();
   EXPECT_NE(s.message().find("checksum mismatch"), std::string::npos);
+  // Another chunk's record in its place: the key stored before it tells.
+  std::filesystem::path file = store_->BlockFilePath(4);
+  std::vector<uint8_t> record(BlockStore::kChunkRecordSize);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.read(reinterpret_cast<char*>(record.data()), static_cast<std::streamsize>(record.size()));
+    f.seekp(static_cast<std::streamoff>(BlockStore::kChunkRecordSize));
+    f.write(reinterpret_cast<const char*>(record.data()),
+            static_cast<std::streamsize>(record.size()));
+  }
+  s = store_->ReadChunk(4, 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("another chunk's key"), std::string::npos) << s.message();
+  // A file cut short, or gone.
+  std::filesystem::resize_file(file, BlockStore::kChunkRecordSize + 100);
+  s = store_->ReadChunk(4, 1, &out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("ends inside the chunk"), std::string::npos) << s.message();
+  std::filesystem::remove(file);
+  s = store_->ReadChunk(4, 0, &out);
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("is missing"), std::string::npos) << s.message();
+  // Past the last chunk is a caller's mistake, not corruption.
+  EXPECT_EQ(store_->ReadChunk(4, 2, &out).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(BlockStoreTest, DiskFullRefusesNewBlocks) {
@@ -341,19 +378,77 @@ TEST_F(BlockStoreTest, ReserveCountsAsFull) {
   EXPECT_NE(s.message().find("1000 MiB must stay free"), std::string::npos) << s.message();
 }
 
-TEST_F(BlockStoreTest, DeletedBlocksLeaveAndGarbageCollectionFreesTheirBlobFiles) {
-  sync_on_close_ = true;  // the blocks are in blob files once committed
+TEST_F(BlockStoreTest, DeletingABlockFreesItsFileAtOnce) {
   Open();
   for (BlockId id = 1; id <= 4; ++id) ASSERT_TRUE(Write(id, Pattern(2 * kChunkSize, id)).ok());
-  uint64_t before = store_->BlobBytesOnDisk();
-  EXPECT_GE(before, 8 * kChunkSize);
+  uint64_t before = store_->BlockBytesOnDisk();
+  EXPECT_EQ(before, 4 * (2 * kChunkSize + 2 * 16));
   for (BlockId id : {1, 2, 3}) ASSERT_TRUE(store_->DeleteBlock(id).ok());
   EXPECT_EQ(store_->Stat(2).status().code(), StatusCode::kNotFound);
-  ASSERT_TRUE(store_->CollectGarbage().ok());
-  uint64_t after = store_->BlobBytesOnDisk();
-  EXPECT_LE(after, before - 6 * kChunkSize) << before << " -> " << after;
+  EXPECT_FALSE(std::filesystem::exists(store_->BlockFilePath(2)));
+  EXPECT_EQ(store_->BlockBytesOnDisk(), before / 4);
+  EXPECT_TRUE(store_->CollectGarbage().ok());
+  EXPECT_TRUE(store_->DeleteBlock(9).ok());  // absent: no-op
   EXPECT_EQ(Read(4), Pattern(2 * kChunkSize, 4));
   ASSERT_EQ(store_->List()->size(), 1u);
+  Open();
+  ASSERT_EQ(store_->List()->size(), 1u);
+}
+
+// DeleteBlock leaves a block being written alone (nothing is committed yet).
+TEST_F(BlockStoreTest, DeletingABlockBeingWrittenLeavesIt) {
+  Open();
+  auto a = Pattern(kChunkSize + 3, 34);
+  ASSERT_TRUE(store_->BeginBlock(6).ok());
+  ASSERT_TRUE(store_->DeleteBlock(6).ok());
+  std::vector<uint8_t> chunk(a.begin(), a.begin() + kChunkSize),
+      rest(a.begin() + kChunkSize, a.end());
+  FrameChunk(&chunk);
+  FrameChunk(&rest);
+  ASSERT_TRUE(store_->PutChunk(6, 0, chunk).ok());
+  ASSERT_TRUE(store_->PutChunk(6, 1, rest).ok());
+  ASSERT_TRUE(store_->CommitBlock(6, a.size(), 2).ok());
+  EXPECT_EQ(Read(6), a);
+}
+
+// A block's file is replaced, never rewritten: a descriptor opened on a
+// deleted block (a local reader's) keeps reading what it was handed after
+// the id is written again, while the store reads the new block.
+TEST_F(BlockStoreTest, ARewrittenIdGetsANewFile) {
+  Open();
+  auto a = Pattern(kChunkSize, 35), b = Pattern(kChunkSize, 36);
+  ASSERT_TRUE(Write(5, a).ok());
+  int fd = ::open(store_->BlockFilePath(5).c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(store_->DeleteBlock(5).ok());
+  ASSERT_TRUE(Write(5, b).ok());
+  std::vector<uint8_t> old(kChunkSize);
+  ASSERT_EQ(::pread(fd, old.data(), old.size(), kChunkKeySize), static_cast<ssize_t>(kChunkSize));
+  ::close(fd);
+  EXPECT_EQ(old, a);
+  EXPECT_EQ(Read(5), b);
+}
+
+// A store directory of the earlier layout (chunks in a RocksDB column family
+// with blob files) is refused, naming the directory.
+TEST_F(BlockStoreTest, AnOldLayoutIsRefused) {
+  rocksdb::Options o;
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()},
+      {"chunks", rocksdb::ColumnFamilyOptions()}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(o, Options().dir.string(), families, &handles, &db).ok());
+  for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+  delete db;
+  auto s = BlockStore::Open(Options());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find(Options().dir.string() + " has the old layout"),
+            std::string::npos)
+      << s.status().message();
 }
 
 TEST_F(BlockStoreTest, SecondOpenOfTheSameDirIsRefused) {

@@ -31,8 +31,8 @@ void FrameChunk(std::vector<uint8_t>* chunk);
 Status VerifyFramedChunk(std::span<const uint8_t> framed, const std::string& what);
 
 // The kChunkKeySize-byte key of chunk `index` of block `id` (big-endian id,
-// index), under which the block store keeps the chunk and which it writes
-// before the chunk's value in a blob file.
+// index), which the block store writes before the chunk's framed value in the
+// block's file.
 std::string ChunkKey(BlockId id, uint32_t index);
 
 }  // namespace copse::dfs

@@ -184,7 +184,7 @@ Result<std::span<const uint8_t>> LocalReadChannel::ReadChunk(const LocalBlock& b
   std::string key = ChunkKey(block, index);
   if (std::memcmp(buffer->data(), key.data(), kChunkKeySize) != 0) {
     return Corruption(
-        fmt::format("chunk {} of block {}: the blob file holds another key there", index, block));
+        fmt::format("chunk {} of block {}: the block file holds another key there", index, block));
   }
   std::span<const uint8_t> framed(buffer->data() + kChunkKeySize, c.length);
   COPSE_RETURN_IF_ERROR(

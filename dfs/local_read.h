@@ -1,6 +1,6 @@
 // The local read path ("short-circuit read"): a client on the same computer
-// as a replica reads the block's chunks straight from the worker's blob files
-// instead of through its data port. This is the client's side
+// as a replica reads the block's chunks straight from the worker's block files
+// (dfs/block_store.h) instead of through its data port. This is the client's side
 // (LocalReadChannel); the worker's is LocalReadServer
 // (dfs/local_read_server.h), and the wire format is in dfs/local_read_wire.h.
 //
@@ -9,9 +9,9 @@
 // and prove it holds the cluster secret with the same HMAC-SHA256
 // challenge-response as every TCP port (common/net/auth.h); the worker proves
 // it too. Then, for each block the client asks for, the worker answers with
-// the committed block's size and, for each chunk, the blob file (an open file
-// descriptor passed with SCM_RIGHTS: the client needs no access to the data
-// dir) and the offset and length of the chunk's framed value.
+// the committed block's size and, for each chunk, the block's file (an open
+// file descriptor passed with SCM_RIGHTS: the client needs no access to the
+// data dir) and the offset and length of the chunk's framed value.
 //
 // The client reads each chunk together with the key stored before it
 // (ChunkKey; one pread into one reused buffer: bounded memory), checks the

@@ -190,17 +190,17 @@ Status LocalReadServer::Answer(int fd, BlockId block, uint32_t first) {
   std::vector<uint8_t> records(where->size() * kChunkRecordSize);
   for (size_t i = 0; i < where->size(); ++i) {
     const ChunkLocation& c = (*where)[i];
-    auto [it, added] = file_index.emplace(c.blob_file, static_cast<uint32_t>(files.size()));
+    auto [it, added] = file_index.emplace(c.file, static_cast<uint32_t>(files.size()));
     if (added) {
       if (files.size() == kMaxFilesPerReply) {
-        return fail(Unavailable(
-            fmt::format("block {} spans more than {} blob files", block, files.size())));
+        return fail(
+            Unavailable(fmt::format("block {} spans more than {} files", block, files.size())));
       }
-      UniqueFd f(::open(store_.BlobFilePath(c.blob_file).c_str(), O_RDONLY | O_CLOEXEC));
+      UniqueFd f(::open(store_.BlockFilePath(c.file).c_str(), O_RDONLY | O_CLOEXEC));
       if (f.get() < 0) {
-        // Blob GC relocated the chunk and removed the file since.
-        return fail(Unavailable(
-            fmt::format("blob file {} of block {}: {}", c.blob_file, block, std::strerror(errno))));
+        // The block was deleted since.
+        return fail(
+            Unavailable(fmt::format("the file of block {}: {}", block, std::strerror(errno))));
       }
       files.push_back(std::move(f));
     }

@@ -1,8 +1,8 @@
 // LocalReadServer: the worker's side of the local read path
 // (dfs/local_read.h): it listens on a Unix-domain socket in the worker's data
 // dir, checks each peer (the worker's user, the cluster secret) and answers
-// each block request with the committed block's blob files, passed as open
-// descriptors, and its chunks' places in them, from BlockStore::LocateChunks.
+// each block request with the committed block's file, passed as an open
+// descriptor, and its chunks' places in it, from BlockStore::LocateChunks.
 // Wire format: dfs/local_read_wire.h.
 //
 // Thread-safety: thread-safe (one thread per connection, at most

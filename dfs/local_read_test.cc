@@ -37,7 +37,7 @@ class LocalReadTest : public ::testing::Test {
     o.dir = dir_ / "blocks";
     o.computer = "c00";
     o.block_size = 4 * kChunkSize;
-    o.sync_on_close = false;  // blocks stay in memtables after commit (the harder case)
+    o.sync_on_close = false;  // a commit syncs nothing: the file is in the page cache
     o.free_space = [](const std::filesystem::path&) -> Result<uint64_t> {
       return uint64_t{1} << 40;
     };
@@ -91,15 +91,17 @@ TEST_F(LocalReadTest, ReadsCommittedChunksThroughPassedFiles) {
   EXPECT_EQ(*tail, std::vector<uint8_t>(data.begin() + 2 * kChunkSize, data.end()));
 }
 
-// With sync_on_close false (as this fixture sets) a just-committed block is still in a
-// memtable; the local path still gets all of it (the worker flushes it to its
-// blob files when asked where its chunks are).
-TEST_F(LocalReadTest, AJustCommittedBlockStillInTheMemtableIsReadLocally) {
+// A block being written is not served (it is not committed); once committed
+// (unsynced, as this fixture sets) the local path reads all of it.
+TEST_F(LocalReadTest, ABlockIsServedOnceCommitted) {
   auto data = Pattern(kChunkSize + 321, 9);
-  Write(8, data);
-  ASSERT_EQ(store_->BlobBytesOnDisk(), 0u) << "the block should not be flushed yet";
+  Status s = dfs::testing::WriteBlock(*store_, 8, data, /*commit=*/false);
+  ASSERT_TRUE(s.ok()) << s.ToString();
   auto ch = Connect();
   ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+  EXPECT_EQ((*ch)->Open(8, 0).status().code(), StatusCode::kNotFound);
+  s = store_->CommitBlock(8, data.size(), 2);
+  ASSERT_TRUE(s.ok()) << s.ToString();
   auto got = ReadAll(**ch, 8);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(*got, data);
@@ -134,7 +136,7 @@ TEST_F(LocalReadTest, NoSocketIsUnavailable) {
   EXPECT_EQ(ch.status().code(), StatusCode::kUnavailable) << ch.status().ToString();
 }
 
-TEST_F(LocalReadTest, FlippedBytesInTheBlobFileFailTheCheck) {
+TEST_F(LocalReadTest, FlippedBytesInTheBlockFileFailTheCheck) {
   auto data = Pattern(2 * kChunkSize, 4);
   Write(5, data);
   auto where = store_->LocateChunks(5, 0);
@@ -142,7 +144,7 @@ TEST_F(LocalReadTest, FlippedBytesInTheBlobFileFailTheCheck) {
   ASSERT_EQ(where->size(), 2u);
   // Flip a byte of chunk 1 in place, on disk.
   const ChunkLocation& c = (*where)[1];
-  int fd = ::open(store_->BlobFilePath(c.blob_file).c_str(), O_RDWR);
+  int fd = ::open(store_->BlockFilePath(c.file).c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   uint8_t byte = 0;
   ASSERT_EQ(::pread(fd, &byte, 1, static_cast<off_t>(c.offset + 1000)), 1);
@@ -174,7 +176,7 @@ TEST_F(LocalReadTest, AFlipAnywhereInAChunkIsCaughtByTheCheck) {
   ASSERT_EQ(where->size(), 1u);
   const ChunkLocation& c = (*where)[0];
   ASSERT_EQ(c.size, kChunkSize + kChunkTrailer);
-  int fd = ::open(store_->BlobFilePath(c.blob_file).c_str(), O_RDWR);
+  int fd = ::open(store_->BlockFilePath(c.file).c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   auto flip = [&](uint64_t at) {
     uint8_t byte = 0;
@@ -218,7 +220,7 @@ TEST_F(LocalReadTest, LocationsSurviveReopenAndLeaveWithTheBlock) {
   EXPECT_EQ((*ch)->Open(5, 0).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(LocalReadTest, ARewrittenChunkIsLocatedAtItsNewestValue) {
+TEST_F(LocalReadTest, ACorruptedChunkIsCaughtLocallyAcrossReopens) {
   auto data = Pattern(kChunkSize, 6);
   Write(5, data);
   std::vector<uint8_t> framed;
@@ -232,6 +234,29 @@ TEST_F(LocalReadTest, ARewrittenChunkIsLocatedAtItsNewestValue) {
     EXPECT_EQ(got.status().code(), StatusCode::kCorruption) << reopen;
     Open();
   }
+}
+
+// A reader holding a block's file keeps reading the block it was handed after
+// the block is deleted and its id written again; a new Open gets the new one.
+TEST_F(LocalReadTest, AnOpenBlockOutlivesItsDeletionAndARewrite) {
+  auto a = Pattern(kChunkSize + 10, 7), b = Pattern(kChunkSize + 10, 8);
+  Write(5, a);
+  auto ch = Connect();
+  ASSERT_TRUE(ch.ok()) << ch.status().ToString();
+  auto old = (*ch)->Open(5, 0);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  ASSERT_TRUE(store_->DeleteBlock(5).ok());
+  Write(5, b);
+  std::vector<uint8_t> buffer, got;
+  for (size_t i = 0; i < old->chunk_at.size(); ++i) {
+    auto bytes = LocalReadChannel::ReadChunk(*old, i, 5, &buffer);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    got.insert(got.end(), bytes->begin(), bytes->end());
+  }
+  EXPECT_EQ(got, a);
+  auto now = ReadAll(**ch, 5);
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(*now, b);
 }
 
 }  // namespace

@@ -221,7 +221,7 @@ TEST_F(DfsTest, PutGetCatLsStatRm) {
   EXPECT_EQ(joined, text);
 
   // Locality counters: the writer's computer reads everything locally, and
-  // straight from its worker's blob files (the local read path); a computer
+  // straight from its worker's block files (the local read path); a computer
   // of the other rack reads within its rack.
   CommandResult local_cat = Copse({"fs", "cat", "/data/text", "--computer", "c00", "--stats"});
   ASSERT_EQ(local_cat.exit_code, 0) << local_cat.err;
