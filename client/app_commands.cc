@@ -66,7 +66,16 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
   Result<apps::InputModel> model = apps::PaperInputs(kind, o.partitions);
   if (!model.ok()) return Fail(model.status());
   Generator generate = GeneratorOf(model->app);
-  auto first_mode = dfs::ParsePlacementMode(o.placement);
+  // The paper's DatabaseJoin5 names 5 computers of a rack; on a smaller
+  // rack it spreads over all of the rack's (apps::FitPlacement).
+  const std::string placement = apps::FitPlacement(o.placement, config);
+  if (placement != o.placement) {
+    std::cerr << fmt::format(
+        "copse gen: --placement '{}': spreading over all of the rack's "
+        "computers instead: '{}'\n",
+        o.placement, placement);
+  }
+  auto first_mode = dfs::ParsePlacementMode(placement);
   if (!first_mode.ok()) return Fail(first_mode.status().WithContext("--placement"));
 
   apps::GenPartition p;

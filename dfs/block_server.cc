@@ -397,6 +397,10 @@ void BlockServer::StartCommit(Transfer& t) {
       MaybeFinish(*tr);
     });
   };
+  RunOnStoreThread(std::move(job));
+}
+
+void BlockServer::RunOnStoreThread(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(commit_mu_);
     commits_.push_back(std::move(job));

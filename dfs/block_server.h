@@ -73,6 +73,12 @@ class BlockServer final : public net::ConnectionHandler {
 
   size_t transfers() const { return transfers_.size() + copies_.size(); }
 
+  // Runs `job` on the store thread (the one that commits blocks), after the
+  // work queued before it: slow store work that must not hold the io thread
+  // (deleting thousands of blocks at once). The server's destructor waits
+  // for every queued job.
+  void RunOnStoreThread(std::function<void()> job);
+
   void OnOpen(net::Connection& conn) override;
   void OnFrame(net::Connection& conn, net::Frame frame) override;
   void OnClose(net::Connection& conn, const Status& why) override;

@@ -152,6 +152,27 @@ TEST_F(DatabaseJoinTest, GeneratedTablesJoinAsSqliteJoinsThem) {
   EXPECT_EQ(nlohmann::json::parse(stat.out)["partitions"].size(), 4u);
 }
 
+TEST_F(DatabaseJoinTest, DatabaseJoin5OnASmallerRackSpreadsOverTheWholeRack) {
+  // The paper's DatabaseJoin5 confines its tables to 5 computers of r1; this
+  // cluster's r1 has 3, so gen spreads them over those 3 and says so.
+  CommandResult g = Copse({"gen", "databasejoin", "--output", "/dj5", "--partitions", "3",
+                           "--scale", "0.00001", "--placement", "confine 5 r1"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_NE(g.err.find("'confine 3 r1'"), std::string::npos) << g.err;
+  CommandResult small = Copse({"fs", "stat", "/dj5/small", "--json"});
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  nlohmann::json st = nlohmann::json::parse(small.out);
+  EXPECT_EQ(st["placement"], "confine 3 r1");
+  for (const auto& p : st["partitions"]) {
+    for (const auto& b : p["blocks"]) {
+      for (const auto& r : b["replicas"]) EXPECT_EQ(r["rack"], "r1") << small.out;
+    }
+  }
+  CommandResult big = Copse({"fs", "stat", "/dj5/big", "--json"});
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  EXPECT_EQ(nlohmann::json::parse(big.out)["placement"], "colocate /dj5/small");
+}
+
 TEST_F(DatabaseJoinTest, DuplicatesMissesAndAnEmptyPartitionJoinAsInSqlite) {
   // Three ranges: [0, 1431655766), [1431655766, 2863311531), [2863311531, 2^32).
   // small: repeated rows (5|a), a key with several tags, keys no big row

@@ -85,15 +85,21 @@ Status WorkerDfs::OnMasterFrame(const net::Frame& frame) {
     auto root = reader->getRoot<proto::DfsMessage>();
     switch (root.which()) {
       case proto::DfsMessage::DELETE_BLOCKS: {
-        size_t n = 0;
-        for (uint64_t id : root.getDeleteBlocks().getBlockIds()) {
-          Status s = store_->DeleteBlock(id);
-          if (!s.ok()) spdlog::error("deleting block {}: {}", id, s.ToString());
-          ++n;
-        }
-        Status gc = store_->CollectGarbage();
-        if (!gc.ok()) spdlog::error("block store garbage collection: {}", gc.ToString());
-        spdlog::info("deleted {} block(s) at the master's request", n);
+        // On the store thread: a job's end can delete tens of thousands of
+        // scratch blocks here, which on the io thread held the heartbeats
+        // long enough for the master to declare the computer dead.
+        std::vector<uint64_t> ids;
+        for (uint64_t id : root.getDeleteBlocks().getBlockIds()) ids.push_back(id);
+        dfs::BlockStore* store = store_.get();
+        server_->RunOnStoreThread([store, ids = std::move(ids)] {
+          for (uint64_t id : ids) {
+            Status s = store->DeleteBlock(id);
+            if (!s.ok()) spdlog::error("deleting block {}: {}", id, s.ToString());
+          }
+          Status gc = store->CollectGarbage();
+          if (!gc.ok()) spdlog::error("block store garbage collection: {}", gc.ToString());
+          spdlog::info("deleted {} block(s) at the master's request", ids.size());
+        });
         return Status::Ok();
       }
       case proto::DfsMessage::REPLICATE_BLOCK: {

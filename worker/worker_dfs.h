@@ -5,7 +5,8 @@
 // every registration, tells the master about blocks it stores and bad copies
 // it finds, and carries out the master's commands (delete blocks, copy a
 // block from a peer).
-// Thread-safety: everything runs on the worker's io_context thread.
+// Thread-safety: everything runs on the worker's io_context thread, except
+// the master's block deletions, which run on the block server's store thread.
 #pragma once
 
 #include <asio/io_context.hpp>
