@@ -23,10 +23,13 @@ constexpr uint8_t kStateCommitted = 2;
 constexpr uint8_t kStateCommittedNoSync = 3;
 constexpr size_t kMetaSize = 14;
 constexpr size_t kFileNameSize = 16;  // hex digits of the block id
-// A block that its commit syncs has its records written back every this many
-// chunks while it streams in (sync_file_range), so that the commit's
-// fdatasync finds little left to write: measured faster (docs/dfs.md).
-constexpr uint32_t kWritebackChunks = 8;
+// A block's file is allocated this many chunk records at a time, ahead of
+// the writes (fallocate: the page cache writes then find the blocks
+// allocated, which measured 10% less CPU in the workers), and a block that
+// its commit syncs has each such group written back as soon as it is
+// complete (sync_file_range), so that the commit's fdatasync finds little
+// left to write, which measured faster (docs/dfs.md).
+constexpr uint32_t kGroupChunks = 8;
 
 void PutBigEndian(uint64_t v, int bytes, char* out) {
   for (int i = bytes - 1; i >= 0; --i) {
@@ -348,6 +351,7 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
   size_t bytes = framed.size() - kChunkTrailer;
   std::shared_ptr<File> file;
   bool start_writeback = false;
+  uint64_t allocate_to = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = writing_.find(id);
@@ -366,7 +370,17 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
       return InvalidArgument(
           fmt::format("block {} would exceed the block size of {} bytes", id, options_.block_size));
     file = w.file;
-    start_writeback = options_.sync_on_close && !w.no_sync && (index + 1) % kWritebackChunks == 0;
+    if (index % kGroupChunks == 0)
+      allocate_to = RecordOffset(std::min(index + kGroupChunks, ChunkCount(options_.block_size)));
+    start_writeback = options_.sync_on_close && !w.no_sync && (index + 1) % kGroupChunks == 0;
+  }
+  if (allocate_to > 0) {
+    // Past the end of the file, which keeps its size: the commit trims what
+    // the block did not use. Where fallocate is not supported, the write
+    // allocates as it goes.
+    uint64_t from = RecordOffset(index);
+    (void)::fallocate(file->fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                      static_cast<off_t>(allocate_to - from));
   }
   // The key, then the framed chunk straight from the caller's buffer.
   std::string key = ChunkKey(id, index);
@@ -379,9 +393,9 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
   if (wrote != static_cast<ssize_t>(kChunkKeySize + framed.size()))
     return FileError("storing " + what, id, wrote < 0 ? err : EIO);
   if (start_writeback) {
-    // Starts writing the last kWritebackChunks records to disk, without
-    // waiting; a failure shows at the commit's fdatasync.
-    uint64_t from = RecordOffset(index + 1 - kWritebackChunks);
+    // Starts writing the group's records to disk, without waiting; a
+    // failure shows at the commit's fdatasync.
+    uint64_t from = RecordOffset(index + 1 - kGroupChunks);
     (void)::sync_file_range(file->fd, static_cast<off_t>(from),
                             static_cast<off_t>(RecordOffset(index + 1) - from),
                             SYNC_FILE_RANGE_WRITE);
@@ -391,6 +405,7 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
   if (it == writing_.end() || it->second.file != file)
     return FailedPrecondition(fmt::format("block {} was aborted while being written", id));
   Writing& w = it->second;
+  w.allocated = std::max(w.allocated, allocate_to);
   w.next_index++;
   w.bytes += bytes;
   w.short_chunk_seen = bytes < kChunkSize;
@@ -400,6 +415,8 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
 Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
   std::shared_ptr<File> file;
   bool no_sync = false;
+  uint64_t length = 0;  // the file's
+  bool trim = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = writing_.find(id);
@@ -412,12 +429,19 @@ Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
     }
     file = it->second.file;
     no_sync = it->second.no_sync;
+    length = FileLength(Meta{kStateCommitted, size, chunks});
+    trim = it->second.allocated > length;
   }
   const bool sync = options_.sync_on_close && !no_sync;
   Status s;
+  // Frees the space allocated past the block's end (the size stays).
+  if (trim && ::ftruncate(file->fd, static_cast<off_t>(length)) != 0) {
+    int err = errno;
+    s = FileError(fmt::format("trimming the file of block {}", id), id, err);
+  }
   // The data, and the new file's name, on disk before the record that
   // vouches for them.
-  if (sync && ::fdatasync(file->fd) != 0) {
+  if (s.ok() && sync && ::fdatasync(file->fd) != 0) {
     int err = errno;
     s = FileError(fmt::format("syncing block {}", id), id, err);
   }

@@ -8,10 +8,12 @@
 //    bytes and their CRC32C, the bytes the data port carries). Chunk i's
 //    record starts at i * (kChunkKeySize + kChunkSize + kChunkTrailer), so a
 //    chunk's place is arithmetic. PutChunk writes each record into the file
-//    as it arrives (one pwritev from the caller's buffer: no other copy) and,
-//    for a block its commit will sync, starts writing every 8 MiB of them to
-//    disk (sync_file_range, not waiting), so that the commit's fdatasync
-//    finds little left to do.
+//    as it arrives (one pwritev from the caller's buffer: no other copy). The
+//    file is allocated 8 records at a time ahead of the writes (fallocate;
+//    the commit frees what the block did not use) and, for a block its
+//    commit will sync, each 8 records are handed to the disk once written
+//    (sync_file_range, not waiting), so that the commit's fdatasync finds
+//    little left to do.
 //  - A RocksDB instance in `dir` holds only the index: one record per
 //    committed block (its size, chunk count and whether it was written
 //    with BlockSync::kNoSync).
@@ -180,6 +182,7 @@ class BlockStore {
     uint64_t bytes = 0;
     bool short_chunk_seen = false;
     bool no_sync = false;
+    uint64_t allocated = 0;  // the file's space is allocated up to here
   };
 
   explicit BlockStore(const BlockStoreOptions& options);

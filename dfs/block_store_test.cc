@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -209,6 +210,24 @@ TEST_F(BlockStoreTest, ABlockIsAFileOfKeyedChunkRecordsAtComputedPlaces) {
   ::close(fd);
   EXPECT_EQ(store_->LocateChunks(4, 4).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->LocateChunks(5, 0).status().code(), StatusCode::kNotFound);
+}
+
+// The file is allocated ahead of the writes; the commit frees what the
+// block did not use.
+TEST_F(BlockStoreTest, ACommittedBlockKeepsNoSpaceBeyondItsEnd) {
+  for (bool sync : {true, false}) {
+    SCOPED_TRACE(sync ? "sync_on_close" : "no sync_on_close");
+    sync_on_close_ = sync;
+    Open();
+    BlockId id = sync ? 1 : 2;
+    ASSERT_TRUE(Write(id, Pattern(kChunkSize + 100, 37)).ok());
+    struct stat st {};
+    ASSERT_EQ(::stat(store_->BlockFilePath(id).c_str(), &st), 0);
+    EXPECT_EQ(static_cast<uint64_t>(st.st_size), kChunkSize + 100 + 2 * 16);
+    EXPECT_LE(static_cast<uint64_t>(st.st_blocks) * 512, kChunkSize + 64 * 1024)
+        << "space allocated past the end of the block";
+    EXPECT_EQ(Read(id), Pattern(kChunkSize + 100, 37));
+  }
 }
 
 // A block its commit syncs is handed to the disk every 8 chunks while it
