@@ -374,7 +374,7 @@ Status BlockStore::PutChunk(BlockId id, uint32_t index, std::span<const uint8_t>
       allocate_to = RecordOffset(std::min(index + kGroupChunks, ChunkCount(options_.block_size)));
     start_writeback = options_.sync_on_close && !w.no_sync && (index + 1) % kGroupChunks == 0;
   }
-  if (allocate_to > 0) {
+  if (allocate_to > RecordOffset(index)) {
     // Past the end of the file, which keeps its size: the commit trims what
     // the block did not use. Where fallocate is not supported, the write
     // allocates as it goes.
