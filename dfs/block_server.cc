@@ -29,23 +29,7 @@ BlockServer::BlockServer(asio::io_context& io, BlockStore& store, std::string se
       secret_(secret),
       options_(std::move(options)),
       callbacks_(std::move(callbacks)),
-      server_(io, std::move(secret), "worker-data", net::TransportOptions{}, this) {
-  committer_ = std::thread([this] { CommitLoop(); });
-}
-
-void BlockServer::CommitLoop() {
-  for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> lock(commit_mu_);
-      commit_cv_.wait(lock, [this] { return commit_stop_ || !commits_.empty(); });
-      if (commits_.empty()) return;  // stopping, and every queued commit is done
-      job = std::move(commits_.front());
-      commits_.pop_front();
-    }
-    job();
-  }
-}
+      server_(io, std::move(secret), "worker-data", net::TransportOptions{}, this) {}
 
 BlockServer::~BlockServer() { Stop(); }
 
@@ -56,12 +40,7 @@ Status BlockServer::Listen(const std::string& host, uint16_t port) {
 void BlockServer::Stop() {
   if (stopped_) return;
   stopped_ = true;
-  {
-    std::lock_guard<std::mutex> lock(commit_mu_);
-    commit_stop_ = true;
-  }
-  commit_cv_.notify_all();
-  if (committer_.joinable()) committer_.join();  // finishes the queued commits
+  committer_.Stop();  // finishes the queued commits
   server_.Stop();
   for (auto& [id, t] : transfers_) {
     if (t.kind == Transfer::Kind::kWrite) store_.AbortBlock(t.block);
@@ -397,15 +376,7 @@ void BlockServer::StartCommit(Transfer& t) {
       MaybeFinish(*tr);
     });
   };
-  RunOnStoreThread(std::move(job));
-}
-
-void BlockServer::RunOnStoreThread(std::function<void()> job) {
-  {
-    std::lock_guard<std::mutex> lock(commit_mu_);
-    commits_.push_back(std::move(job));
-  }
-  commit_cv_.notify_one();
+  committer_.Post(std::move(job));
 }
 
 void BlockServer::FailWrite(Transfer& t, const Status& why) {

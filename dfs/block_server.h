@@ -23,8 +23,6 @@
 #pragma once
 
 #include <asio/io_context.hpp>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,6 +32,7 @@
 #include <vector>
 
 #include "common/net/server.h"
+#include "common/work_thread.h"
 #include "dfs/block_store.h"
 #include "dfs/dfs_types.h"
 #include "dfs/peer_link.h"
@@ -72,12 +71,6 @@ class BlockServer final : public net::ConnectionHandler {
                  std::function<void(const Status&)> done);
 
   size_t transfers() const { return transfers_.size() + copies_.size(); }
-
-  // Runs `job` on the store thread (the one that commits blocks), after the
-  // work queued before it: slow store work that must not hold the io thread
-  // (deleting thousands of blocks at once). The server's destructor waits
-  // for every queued job.
-  void RunOnStoreThread(std::function<void()> job);
 
   void OnOpen(net::Connection& conn) override;
   void OnFrame(net::Connection& conn, net::Frame frame) override;
@@ -139,7 +132,6 @@ class BlockServer final : public net::ConnectionHandler {
   void MaybeAckUp(Transfer& t);
   void MaybeFinish(Transfer& t);
   void StartCommit(Transfer& t);
-  void CommitLoop();
   void FailWrite(Transfer& t, const Status& why);
   Transfer* Find(uint64_t conn_id, uint64_t serial);
   // Destroys a link once the current callback has returned.
@@ -160,12 +152,7 @@ class BlockServer final : public net::ConnectionHandler {
   uint64_t next_serial_ = 1;
   bool stopped_ = false;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
-  // The commit thread and its queue.
-  std::mutex commit_mu_;
-  std::condition_variable commit_cv_;
-  std::deque<std::function<void()>> commits_;  // GUARDED_BY(commit_mu_)
-  bool commit_stop_ = false;                   // GUARDED_BY(commit_mu_)
-  std::thread committer_;
+  WorkThread committer_;  // commits blocks off the io thread
 };
 
 }  // namespace copse::dfs

@@ -85,13 +85,14 @@ Status WorkerDfs::OnMasterFrame(const net::Frame& frame) {
     auto root = reader->getRoot<proto::DfsMessage>();
     switch (root.which()) {
       case proto::DfsMessage::DELETE_BLOCKS: {
-        // On the store thread: a job's end can delete tens of thousands of
-        // scratch blocks here, which on the io thread held the heartbeats
-        // long enough for the master to declare the computer dead.
+        // On a thread of their own: a job's end can delete tens of
+        // thousands of scratch blocks here, which on the io thread held the
+        // heartbeats long enough for the master to declare the computer
+        // dead, and on the commit thread held the next job's writes.
         std::vector<uint64_t> ids;
         for (uint64_t id : root.getDeleteBlocks().getBlockIds()) ids.push_back(id);
         dfs::BlockStore* store = store_.get();
-        server_->RunOnStoreThread([store, ids = std::move(ids)] {
+        deleter_.Post([store, ids = std::move(ids)] {
           for (uint64_t id : ids) {
             Status s = store->DeleteBlock(id);
             if (!s.ok()) spdlog::error("deleting block {}: {}", id, s.ToString());

@@ -6,7 +6,7 @@
 // it finds, and carries out the master's commands (delete blocks, copy a
 // block from a peer).
 // Thread-safety: everything runs on the worker's io_context thread, except
-// the master's block deletions, which run on the block server's store thread.
+// the master's block deletions, which run on a thread of their own.
 #pragma once
 
 #include <asio/io_context.hpp>
@@ -15,6 +15,7 @@
 
 #include "common/config.h"
 #include "common/net/frame.h"
+#include "common/work_thread.h"
 #include "dfs/block_server.h"
 #include "dfs/block_store.h"
 #include "dfs/local_read_server.h"
@@ -51,6 +52,7 @@ class WorkerDfs final : public WorkerAgent::Part {
   std::unique_ptr<dfs::BlockStore> store_;
   std::unique_ptr<dfs::BlockServer> server_;
   std::unique_ptr<dfs::LocalReadServer> local_;  // clients on this computer
+  WorkThread deleter_;  // the master's block deletions; stopped before store_ goes
 };
 
 }  // namespace copse::worker
