@@ -84,26 +84,10 @@ struct Options {
 
 std::string Fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
-Status WriteText(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-  f.close();
-  if (!f) return IoError("cannot write " + p.string());
-  return Status::Ok();
-}
-
 Result<Json> ParseJson(const std::string& text, const std::string& what) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Internal(what + ": not JSON: " + text.substr(0, 200));
   return j;
-}
-
-Result<Json> ReadJson(const fs::path& p) {
-  std::ifstream f(p);
-  if (!f) return NotFound("cannot read " + p.string());
-  std::stringstream text;
-  text << f.rdbuf();
-  return ParseJson(text.str(), p.string());
 }
 
 // The suite's cluster: F's copy in the run directory, restarted under each

@@ -62,14 +62,6 @@ std::string Fixed(double v, int digits) {
   return s.str();
 }
 
-Status Write(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-  f.close();
-  if (!f) return IoError("cannot write " + p.string());
-  return Status::Ok();
-}
-
 Json RunJson(const sim::ScaleResult& r, const ScaleSolver& s, int cap, double max_time_s) {
   std::vector<double> lat = r.latency_ms;
   std::sort(lat.begin(), lat.end());
@@ -200,14 +192,14 @@ Status RunScaleSuite(const SuiteOptions& o) {
       std::cerr << "copse-bench-sim: done scale " << s.name << " seed " << seed << " (" << r->rounds
                 << " rounds, " << Fixed((wall.Now() - t0).count() / 1e6, 1) << " s wall)\n";
       Json raw = {{"solver", s.name}, {"seed", seed}, {"latency_ms", r->latency_ms}};
-      COPSE_RETURN_IF_ERROR(Write(o.out / "runs" / (s.name + "-s" + std::to_string(seed) + ".json"),
-                                  raw.dump() + "\n"));
+      COPSE_RETURN_IF_ERROR(WriteText(
+          o.out / "runs" / (s.name + "-s" + std::to_string(seed) + ".json"), raw.dump() + "\n"));
       res["runs"].push_back(RunJson(*r, s, so.max_rounds, max_time_s));
     }
   }
   std::string command = SuiteCommand(o);
-  COPSE_RETURN_IF_ERROR(Write(o.out / "results.json", res.dump(1) + "\n"));
-  COPSE_RETURN_IF_ERROR(Write(o.out / "results.md", Markdown(res, command)));
+  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", res.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.md", Markdown(res, command)));
   DrawFigures(o.source_dir, o.out);
   COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - start).count()) / 1e6));
   std::cout << (o.out / "results.json").string() << "\n";

@@ -120,24 +120,6 @@ Json RunToJson(const sim::RunResult& r, const RunSpec& spec) {
   return j;
 }
 
-Result<Json> ReadJson(const fs::path& p) {
-  std::ifstream f(p);
-  if (!f) return NotFound("cannot read " + p.string());
-  try {
-    return Json::parse(f);
-  } catch (const std::exception& e) {
-    return Corruption(p.string() + ": " + e.what());
-  }
-}
-
-Status WriteText(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-  f.close();
-  if (!f) return IoError("cannot write " + p.string());
-  return Status::Ok();
-}
-
 std::vector<std::string> ChildArgs(const SuiteOptions& o, const Planned& p) {
   std::vector<std::string> a = RunOneArgs(p.spec, p.file);
   a.insert(a.begin(), o.self.string());
@@ -207,6 +189,24 @@ const std::map<std::string, double>& PaperIdeal() {
 }
 
 }  // namespace
+
+Result<Json> ReadJson(const fs::path& p) {
+  std::ifstream f(p);
+  if (!f) return NotFound("cannot read " + p.string());
+  try {
+    return Json::parse(f);
+  } catch (const std::exception& e) {
+    return Corruption(p.string() + ": " + e.what());
+  }
+}
+
+Status WriteText(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+  f.close();
+  if (!f) return IoError("cannot write " + p.string());
+  return Status::Ok();
+}
 
 std::string ResultsMarkdown(const std::string& title, const Json& results,
                             const std::vector<std::string>& order,

@@ -34,6 +34,11 @@ struct SuiteOptions {
   std::vector<std::string> solvers;  // scale: only these solvers (default: all)
 };
 
+// Reads a JSON file; kNotFound / kCorruption name it.
+Result<nlohmann::ordered_json> ReadJson(const std::filesystem::path& path);
+// Writes `text` to `path`; kIoError names it.
+Status WriteText(const std::filesystem::path& path, const std::string& text);
+
 // The experiments' names.
 std::vector<std::string> ExperimentNames();
 
