@@ -16,8 +16,8 @@
 //     the rest and the acknowledgement says who dropped out and why.
 // Replicate() copies a block from another worker (a master's command).
 // Thread-safety: everything runs on the io_context's thread (block store
-// calls included: a chunk is 1 MiB), except a written block's commit (a
-// flush and a synced write, which take long enough to stall the pipeline):
+// calls included: a chunk is 1 MiB), except a written block's commit (syncs
+// of its file and record, which take long enough to stall the pipeline):
 // it runs on the server's commit thread, and its result comes back to the
 // io_context's thread.
 #pragma once

@@ -31,7 +31,7 @@ struct BlockWriteOptions {
   std::string peer_name;  // how this client introduces itself ("dfs client on c00")
   std::chrono::milliseconds timeout{30'000};
   uint32_t window_chunks = 16;  // unacknowledged chunks at most
-  bool no_sync = false;         // the workers commit without a flush or sync (scratch data)
+  bool no_sync = false;         // the workers commit without a sync (scratch data)
 };
 
 class BlockWrite {

@@ -15,7 +15,7 @@
 // and the master re-replicates it. The file becomes visible when its last
 // partition commits; Abandon (or the destructor, for an unfinished file)
 // drops it. A scratch file's blocks are written with noSync (the workers
-// commit them without a flush or sync).
+// commit them without a sync).
 //
 // Engine tasks: a client with DfsClientOptions::task_id names its task run
 // with every file and block it creates, so that the master can drop what the
@@ -62,11 +62,11 @@ struct DfsClientOptions {
   std::chrono::milliseconds timeout{30'000};
   uint32_t write_window_chunks = 16;  // unacknowledged chunks per block write
   // Blocks on their way at once; each is buffered until acknowledged. Two:
-  // the next block streams while the previous one flushes and syncs on its
-  // replicas (docs/dfs.md "Measurements").
+  // the next block streams while the previous one syncs on its replicas
+  // (docs/dfs.md "Measurements").
   int blocks_in_flight = 2;
   int write_attempts = 3;  // pipelines tried per block
-  // Read replicas on this computer straight from the worker's blob files
+  // Read replicas on this computer straight from the worker's block files
   // (dfs/local_read.h); false: always through the data port.
   bool local_reads = true;
   // The engine task run this client writes for (0: none), sent with every

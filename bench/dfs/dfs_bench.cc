@@ -21,7 +21,7 @@
 //                     replica is on c00
 // Each figure is the best of R runs (page cache warm, as for a rerun of a job).
 // The workers run with [dfs] sync_on_close = true (the default: a block is
-// flushed and synced when committed) unless --sync-on-close false is given.
+// synced when committed) unless --sync-on-close false is given.
 // Exit 0 when it ran; the targets (docs/dfs.md) are reported, not enforced.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -439,8 +439,8 @@ int main(int argc, char** argv) {
                  "blocks the writer has on their way at once")
       ->check(CLI::Range(1, 8));
   app.add_option("--sync-on-close", sync_on_close,
-                 "true: workers flush and sync each block when it is committed; false: the "
-                 "unsynced write-ahead log ([dfs] sync_on_close)")
+                 "true: workers sync each block when it is committed; false: they do not "
+                 "([dfs] sync_on_close)")
       ->default_str("true");
   app.add_flag("--json", json, "print one JSON document");
   app.add_flag("--keep", keep, "keep the temporary cluster directory");
