@@ -110,7 +110,8 @@ std::string FilePlacement(const InstanceSpec& instance, const JobDag& dag, int f
   return "colocate " + dag.files[0].name;
 }
 
-std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster) {
+std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster,
+                         int replication) {
   std::istringstream words(placement);
   std::string mode, rack;
   int n = 0;
@@ -118,6 +119,7 @@ std::string FitPlacement(const std::string& placement, const ClusterConfig& clus
   int in_rack = 0;
   for (const ComputerConfig& c : cluster.computers) in_rack += c.rack == rack ? 1 : 0;
   if (in_rack == 0 || in_rack >= n) return placement;
+  if (in_rack < (replication > 0 ? replication : cluster.replication)) return "random";
   return "confine " + std::to_string(in_rack) + " " + rack;
 }
 

@@ -85,9 +85,12 @@ std::string FilePlacement(const InstanceSpec& instance, const rootjob::JobDag& d
 
 // `placement` fitted to `cluster`: an instance that names more computers than
 // its rack has ("confine 5 r1" on a rack of 3) spreads over all of the rack's
-// computers ("confine 3 r1"). Any other mode, or a rack the cluster lacks, is
-// returned as it is (placing it then says what is wrong).
-std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster);
+// computers ("confine 3 r1"), or over the whole cluster ("random") when the
+// rack has fewer computers than `replication` (0: the cluster's) replicas
+// need. Any other mode, or a rack the cluster lacks, is returned as it is
+// (placing it then says what is wrong).
+std::string FitPlacement(const std::string& placement, const ClusterConfig& cluster,
+                         int replication = 0);
 
 // Parses a workload file's text; `origin` names it in errors.
 Result<std::vector<InstanceSpec>> ParseWorkload(const std::string& text, const std::string& origin);

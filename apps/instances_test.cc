@@ -47,6 +47,9 @@ TEST(InstancesTest, AConfinedInstanceLargerThanItsRackSpreadsOverTheRack) {
   EXPECT_EQ(FitPlacement("confine 2 r1", *c), "confine 2 r1");
   EXPECT_EQ(FitPlacement("confine 5 r0", *c), "confine 4 r0");
   EXPECT_EQ(FitPlacement("confine 5 r9", *c), "confine 5 r9");  // placing it names the rack
+  // A rack too small for the replicas: the whole cluster.
+  EXPECT_EQ(FitPlacement("confine 5 r1", *c, 4), "random");
+  EXPECT_EQ(FitPlacement("confine 3 r1", *c, 4), "confine 3 r1");  // as asked: placing refuses
   EXPECT_EQ(FitPlacement("random", *c), "random");
   EXPECT_EQ(FitPlacement("colocate /x", *c), "colocate /x");
 }

@@ -67,12 +67,13 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
   if (!model.ok()) return Fail(model.status());
   Generator generate = GeneratorOf(model->app);
   // The paper's DatabaseJoin5 names 5 computers of a rack; on a smaller
-  // rack it spreads over all of the rack's (apps::FitPlacement).
-  const std::string placement = apps::FitPlacement(o.placement, config);
+  // rack it spreads over all of the rack's, or over the cluster when the
+  // rack cannot hold the replicas (apps::FitPlacement).
+  const std::string placement = apps::FitPlacement(o.placement, config, o.replication);
   if (placement != o.placement) {
     std::cerr << fmt::format(
-        "copse gen: --placement '{}': spreading over all of the rack's "
-        "computers instead: '{}'\n",
+        "copse gen: --placement '{}': the rack has fewer computers; spreading "
+        "over more instead: '{}'\n",
         o.placement, placement);
   }
   auto first_mode = dfs::ParsePlacementMode(placement);

@@ -36,10 +36,10 @@ std::string ReadFile(const std::filesystem::path& p) {
 
 TEST(ClusterBenchTest, BadArgumentsAreNamedBeforeAnythingStarts) {
   TempDir dir;
-  CommandResult r = RunCopse("copse-bench-cluster",
-                             {"--config", kConfig.string(), "--policy", "QFP,NOPE", "--out",
-                              (dir.path() / "o").string()},
-                             std::chrono::seconds(30));
+  CommandResult r = RunCopse(
+      "copse-bench-cluster",
+      {"--config", kConfig.string(), "--policy", "QFP,NOPE", "--out", (dir.path() / "o").string()},
+      std::chrono::seconds(30));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown policy 'NOPE'"), std::string::npos) << r.err;
   r = RunCopse("copse-bench-cluster",
@@ -62,10 +62,10 @@ TEST(ClusterBenchTest, BadArgumentsAreNamedBeforeAnythingStarts) {
 TEST(ClusterBenchTest, QuickSuiteRunsUnderQfpAndHfsWithTheSimulatorBeside) {
   TempDir dir;
   const std::filesystem::path out = dir.path() / "out";
-  CommandResult r = RunCopse("copse-bench-cluster",
-                             {"--config", kConfig.string(), "--policy", "QFP,HFS", "--quick",
-                              "--out", out.string()},
-                             std::chrono::seconds(280));
+  CommandResult r = RunCopse(
+      "copse-bench-cluster",
+      {"--config", kConfig.string(), "--policy", "QFP,HFS", "--quick", "--out", out.string()},
+      std::chrono::seconds(280));
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   json real = json::parse(ReadFile(out / "results.json"));
   json sim = json::parse(ReadFile(out / "sim" / "results.json"));
