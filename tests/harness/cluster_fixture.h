@@ -52,20 +52,11 @@ class ClusterTest : public ::testing::Test {
     spec.extra_cluster_keys += "block_size_mb = 1\n";
     spec.extra_tables += fmt::format("[scheduler]\npolicy = \"{}\"\n", policy);
     spec.extra_tables += "[worker]\nkill_grace_ms = 500\n" + worker_keys;
-    // A port found free can be taken by another test before the daemon
-    // binds it: then the cluster comes up again on fresh ports.
-    CommandResult r;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      config_path_ = WriteClusterConfig(dir_.path(), spec);
-      auto c = LoadClusterConfig(config_path_);
-      ASSERT_TRUE(c.ok()) << c.status().ToString();
-      config_ = *c;
-      r = Copse({"cluster", "up"});
-      if (r.exit_code == 0 || (r.out + r.err).find("Address already in use") == std::string::npos)
-        break;
-      Copse({"cluster", "down"});
-    }
+    CommandResult r = UpLocalCluster(dir_.path(), spec, &config_path_);
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    auto c = LoadClusterConfig(config_path_);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    config_ = *c;
   }
 
   void TearDown() override {

@@ -176,4 +176,18 @@ bool ProcessAlive(int pid) {
   return copse::ProcessAlive(pid);
 }
 
+CommandResult UpLocalCluster(const std::filesystem::path& dir, const LocalClusterSpec& spec,
+                             std::filesystem::path* config_path) {
+  CommandResult r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    *config_path = WriteClusterConfig(dir, spec);
+    r = RunCopse("copse", {"--config", config_path->string(), "cluster", "up"});
+    if (r.exit_code == 0 || (r.out + r.err).find("Address already in use") == std::string::npos) {
+      break;
+    }
+    RunCopse("copse", {"--config", config_path->string(), "cluster", "down"});
+  }
+  return r;
+}
+
 }  // namespace copse::testing

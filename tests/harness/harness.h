@@ -61,6 +61,13 @@ struct CommandResult {
 CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
                        std::chrono::seconds deadline = std::chrono::seconds(60));
 
+// Writes the config (WriteClusterConfig) and runs `copse cluster up` on it,
+// the config's path in *config_path. A port found free can be taken by
+// another test before a daemon binds it: then the cluster is brought down
+// and up again on fresh ports (three attempts in all).
+CommandResult UpLocalCluster(const std::filesystem::path& dir, const LocalClusterSpec& spec,
+                             std::filesystem::path* config_path);
+
 // Polls `condition` every 50 ms until it holds or `bound` passes.
 bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds bound);
 
