@@ -33,11 +33,21 @@ QuincyGraph::QuincyGraph(const Topology& topology, const QuincyCostParams& param
 }
 
 void QuincyGraph::SetCost(ArcId a, int64_t cost) {
-  if (g_.cost(a) != cost) g_.SetCost(a, cost);
+  if (g_.cost(a) == cost) return;
+  KeepArc(a);
+  g_.SetCost(a, cost);
 }
 
 void QuincyGraph::SetCap(ArcId a, int64_t cap) {
-  if (g_.capacity(a) != cap) g_.SetCapacity(a, cap);
+  if (g_.capacity(a) == cap) return;
+  KeepArc(a);
+  g_.SetCapacity(a, cap);
+}
+
+void QuincyGraph::SetSupply(NodeId n, int64_t supply) {
+  if (g_.supply(n) == supply) return;
+  if (journal_ && !g_.IsNewNode(n)) supply_was_.try_emplace(n, g_.supply(n));
+  g_.SetSupply(n, supply);
 }
 
 void QuincyGraph::SetComputerCapacity(ComputerId c, int slots) {
@@ -79,6 +89,7 @@ void QuincyGraph::AddJob(JobId job) {
 }
 
 void QuincyGraph::RemoveJob(JobId job) {
+  KeepJob(job);
   Job& j = jobs_.at(job);
   assert(j.tasks == 0 && j.root == kNoId);
   sink_demand_ -= j.f;
@@ -89,16 +100,15 @@ void QuincyGraph::RemoveJob(JobId job) {
 void QuincyGraph::SetJobBounds(JobId job, int64_t e, int64_t f) {
   Job& j = jobs_.at(job);
   assert(0 <= e && e <= f && f <= j.tasks);
+  if (j.e != e || j.f != f) KeepJob(job);
   sink_demand_ += f - j.f;
   j.e = e;
   j.f = f;
-  if (g_.supply(j.unscheduled) != f - j.tasks) g_.SetSupply(j.unscheduled, f - j.tasks);
+  SetSupply(j.unscheduled, f - j.tasks);
   SetCap(j.to_sink, f - e);
 }
 
-void QuincyGraph::BalanceSink() {
-  if (g_.supply(sink_) != -sink_demand_) g_.SetSupply(sink_, -sink_demand_);
-}
+void QuincyGraph::BalanceSink() { SetSupply(sink_, -sink_demand_); }
 
 void QuincyGraph::AddRoot(JobId job, TaskId root) {
   Job& j = jobs_.at(job);
@@ -115,6 +125,7 @@ void QuincyGraph::AddRoot(JobId job, TaskId root) {
 void QuincyGraph::RemoveRoot(JobId job) {
   Job& j = jobs_.at(job);
   if (j.root == kNoId) return;
+  KeepTask(j.root_task);
   UnmarkNode(j.root);
   roots_.erase(j.root_task);
   g_.RemoveNode(j.root);
@@ -125,6 +136,7 @@ void QuincyGraph::RemoveRoot(JobId job) {
 
 void QuincyGraph::SetRootComputer(JobId job, ComputerId c) {
   Job& j = jobs_.at(job);
+  KeepTask(j.root_task);
   g_.RemoveArc(j.root_arc);
   if (j.root_wait != kNoId) g_.RemoveArc(j.root_wait);
   j.root_wait = kNoId;
@@ -138,6 +150,7 @@ void QuincyGraph::SetRootComputer(JobId job, ComputerId c) {
 
 void QuincyGraph::AddTask(TaskId task, JobId job, const TaskLocality& loc) {
   assert(!tasks_.count(task));
+  KeepJob(job);
   Job& j = jobs_.at(job);
   Task& t = tasks_[task];
   t.job = job;
@@ -154,12 +167,14 @@ void QuincyGraph::AddTask(TaskId task, JobId job, const TaskLocality& loc) {
     t.computer_ids.push_back(c.computer);
   }
   ++j.tasks;
-  g_.SetSupply(j.unscheduled, j.f - j.tasks);
+  SetSupply(j.unscheduled, j.f - j.tasks);
 }
 
 void QuincyGraph::RemoveTask(TaskId task) {
   auto it = tasks_.find(task);
   if (it == tasks_.end()) return;
+  KeepTask(task);
+  KeepJob(it->second.job);
   Job& j = jobs_.at(it->second.job);
   UnmarkNode(it->second.node);
   g_.RemoveNode(it->second.node);
@@ -172,7 +187,7 @@ void QuincyGraph::RemoveTask(TaskId task) {
     j.e = std::min(j.e, j.f);
     SetCap(j.to_sink, j.f - j.e);
   }
-  g_.SetSupply(j.unscheduled, j.f - j.tasks);
+  SetSupply(j.unscheduled, j.f - j.tasks);
 }
 
 ArcId QuincyGraph::RunningArc(const Task& t) const {
@@ -186,6 +201,7 @@ ArcId QuincyGraph::RunningArc(const Task& t) const {
 void QuincyGraph::SetTaskComputer(TaskId task, ComputerId c) {
   Task& t = tasks_.at(task);
   if (t.running == c) return;
+  KeepTask(task);
   if (t.extra != kNoId) g_.RemoveArc(t.extra);
   t.extra = kNoId;
   t.running = c;
@@ -275,6 +291,144 @@ int64_t QuincyGraph::ComputerInflow(ComputerId c, const std::vector<int64_t>& fl
 
 int64_t QuincyGraph::RackSpare(RackId r, const std::vector<int64_t>& flow) const {
   return g_.capacity(rack_arc_[r]) - flow[rack_arc_[r]];
+}
+
+// ---- The checkpoint ----
+
+void QuincyGraph::Checkpoint() {
+  Suspend();
+  journal_ = true;
+}
+
+void QuincyGraph::Suspend() {
+  journal_ = false;
+  arc_was_.clear();
+  supply_was_.clear();
+  task_was_.clear();
+  job_was_.clear();
+}
+
+void QuincyGraph::KeepArc(ArcId a) {
+  if (journal_ && !g_.IsNewArc(a)) arc_was_.try_emplace(a, g_.cost(a), g_.capacity(a));
+}
+
+void QuincyGraph::KeepTask(TaskId task) {
+  if (!journal_ || task_was_.count(task) != 0) return;
+  NodeId n = task_node(task);
+  if (n == kNoId || g_.IsNewNode(n)) return;
+  task_was_.emplace(task, ViewTask(task));
+}
+
+void QuincyGraph::KeepJob(JobId job) {
+  if (!journal_ || job_was_.count(job) != 0) return;
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || g_.IsNewNode(it->second.unscheduled)) return;
+  job_was_.emplace(job, ViewJob(job));
+}
+
+int64_t QuincyGraph::SolvedCost(ArcId a) const {
+  auto it = arc_was_.find(a);
+  return it != arc_was_.end() ? it->second.first : g_.cost(a);
+}
+
+int64_t QuincyGraph::SolvedCapacity(ArcId a) const {
+  auto it = arc_was_.find(a);
+  return it != arc_was_.end() ? it->second.second : g_.capacity(a);
+}
+
+int64_t QuincyGraph::SolvedSupply(NodeId n) const {
+  auto it = supply_was_.find(n);
+  return it != supply_was_.end() ? it->second : g_.supply(n);
+}
+
+QuincyGraph::SolvedArc QuincyGraph::ViewArc(ArcId a, ArcTo to, int32_t id, bool running) const {
+  return {a, g_.head(a), to, id, running, SolvedCost(a), SolvedCapacity(a)};
+}
+
+QuincyGraph::SolvedTask QuincyGraph::ViewTask(TaskId task) const {
+  SolvedTask out;
+  auto add = [&](ArcId a, ArcTo to, int32_t id, bool running) {
+    if (a != kNoId && !g_.IsNewArc(a)) out.arcs.push_back(ViewArc(a, to, id, running));
+  };
+  auto it = tasks_.find(task);
+  if (it == tasks_.end()) {  // a root
+    const Job& j = jobs_.at(roots_.at(task));
+    out.job = roots_.at(task);
+    out.root = true;
+    out.node = j.root;
+    const NodeId head = g_.head(j.root_arc);
+    if (head != cluster_) out.running = node_computer_[head];
+    if (out.running == kNoComputer) {
+      add(j.root_arc, ArcTo::kCluster, -1, false);
+    } else {
+      add(j.root_arc, ArcTo::kComputer, out.running, true);
+    }
+    add(j.root_wait, ArcTo::kSink, -1, false);
+    return out;
+  }
+  const Task& t = it->second;
+  out.job = t.job;
+  out.node = t.node;
+  out.running = t.running;
+  add(t.unscheduled, ArcTo::kUnscheduled, -1, false);
+  add(t.cluster, ArcTo::kCluster, -1, false);
+  for (size_t i = 0; i < t.racks.size(); ++i) add(t.racks[i], ArcTo::kRack, t.rack_ids[i], false);
+  for (size_t i = 0; i < t.computers.size(); ++i) {
+    add(t.computers[i], ArcTo::kComputer, t.computer_ids[i], t.computer_ids[i] == t.running);
+  }
+  add(t.extra, ArcTo::kComputer, t.running, true);
+  return out;
+}
+
+QuincyGraph::SolvedJob QuincyGraph::ViewJob(JobId job) const {
+  const Job& j = jobs_.at(job);
+  return {job,
+          j.unscheduled,
+          j.to_sink,
+          j.e,
+          j.f,
+          j.tasks,
+          SolvedSupply(j.unscheduled),
+          SolvedCapacity(j.to_sink)};
+}
+
+std::optional<QuincyGraph::SolvedTask> QuincyGraph::SolvedTaskOf(TaskId task) const {
+  if (!journal_) return std::nullopt;
+  if (auto it = task_was_.find(task); it != task_was_.end()) return it->second;
+  NodeId n = task_node(task);
+  if (n == kNoId || g_.IsNewNode(n)) return std::nullopt;
+  return ViewTask(task);
+}
+
+void QuincyGraph::ForEachSolvedTask(const std::function<void(TaskId, const SolvedTask&)>& f) const {
+  if (!journal_) return;
+  for (const auto& [id, st] : task_was_) f(id, st);
+  for (const auto& [id, t] : tasks_) {
+    if (task_was_.count(id) == 0 && !g_.IsNewNode(t.node)) f(id, ViewTask(id));
+  }
+  for (const auto& [id, job] : roots_) {
+    if (task_was_.count(id) == 0 && !g_.IsNewNode(jobs_.at(job).root)) f(id, ViewTask(id));
+  }
+}
+
+std::optional<QuincyGraph::SolvedJob> QuincyGraph::SolvedJobOf(JobId job) const {
+  if (!journal_) return std::nullopt;
+  if (auto it = job_was_.find(job); it != job_was_.end()) return it->second;
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || g_.IsNewNode(it->second.unscheduled)) return std::nullopt;
+  return ViewJob(job);
+}
+
+std::vector<QuincyGraph::SolvedJob> QuincyGraph::SolvedJobs() const {
+  std::vector<SolvedJob> out;
+  if (!journal_) return out;
+  for (const auto& [id, j] : job_was_) out.push_back(j);
+  for (const auto& [id, j] : jobs_) {
+    if (job_was_.count(id) == 0 && !g_.IsNewNode(j.unscheduled)) out.push_back(ViewJob(id));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SolvedJob& a, const SolvedJob& b) { return a.job < b.job; });
+  return out;
 }
 
 }  // namespace copse::scheduler

@@ -25,10 +25,23 @@
 // flow, so a waiting root also has an arc straight to S costing
 // kRootWaitCost (3Ω): it is taken only when placing the root is impossible
 // or would evict a task whose eviction costs more than that.
+//
+// Explanations read the last solution against the graph it solved, while
+// the graph keeps changing between rounds (the round's own starts and kills,
+// events). After each solve the policy calls Checkpoint(); from then on the
+// first edit of an arc, a node's supply, a task's arcs or a job's bounds
+// keeps what it was at the checkpoint (a handful of edits per event), and
+// the Solved*() accessors answer as of the checkpoint: arcs and nodes added
+// since are left out, removed ones kept. The flow layer does not reuse a
+// removed id before the next commit, and the policy commits only right
+// after a solve, so a solution's ids keep naming the same things. Suspend()
+// (when a round begins) drops the record.
 // Thread-safety: none.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -113,6 +126,56 @@ class QuincyGraph {
     return flow[computer_rack_[c]];
   }
 
+  // ---- The graph as of the last checkpoint (explanations) ----
+  enum class ArcTo : uint8_t { kUnscheduled, kCluster, kRack, kComputer, kSink };
+  struct SolvedArc {
+    flow::ArcId arc = flow::kNoId;
+    flow::NodeId head = flow::kNoId;
+    ArcTo to = ArcTo::kCluster;
+    int32_t id = -1;       // the rack (kRack) or computer (kComputer)
+    bool running = false;  // to the computer the task ran on
+    int64_t cost = 0;
+    int64_t capacity = 0;
+  };
+  struct SolvedTask {
+    JobId job = 0;
+    bool root = false;
+    flow::NodeId node = flow::kNoId;
+    ComputerId running = kNoComputer;  // where it ran (kNoComputer: waiting)
+    std::vector<SolvedArc> arcs;       // workers: U_j, X, racks, computers, the extra one
+  };
+  struct SolvedJob {
+    JobId job = 0;
+    flow::NodeId unscheduled = flow::kNoId;
+    flow::ArcId to_sink = flow::kNoId;
+    int64_t e = 0, f = 0, tasks = 0;  // E_j, F_j, N_j
+    int64_t supply = 0;               // of U_j: F_j - N_j
+    int64_t to_sink_capacity = 0;     // F_j - E_j
+  };
+
+  // Starts a record of the graph as it is now (call right after a solve and
+  // CommitChanges()). Suspend() stops and forgets it.
+  void Checkpoint();
+  void Suspend();
+  bool checkpointed() const { return journal_; }
+  // The task's (or root's) node and arcs at the checkpoint; nullopt when it
+  // had no node then (or there is no checkpoint).
+  std::optional<SolvedTask> SolvedTaskOf(TaskId task) const;
+  // Every task and root that had a node at the checkpoint, removed ones
+  // included, in no particular order.
+  void ForEachSolvedTask(const std::function<void(TaskId, const SolvedTask&)>& f) const;
+  std::optional<SolvedJob> SolvedJobOf(JobId job) const;
+  std::vector<SolvedJob> SolvedJobs() const;  // by job id
+  int64_t SolvedCost(flow::ArcId a) const;
+  int64_t SolvedCapacity(flow::ArcId a) const;
+  int64_t SolvedSupply(flow::NodeId n) const;
+  flow::NodeId sink_node() const { return sink_; }
+  flow::NodeId cluster_node() const { return cluster_; }
+  flow::NodeId rack_node(RackId r) const { return rack_node_[r]; }
+  flow::ArcId cluster_rack_arc(RackId r) const { return rack_arc_[r]; }
+  flow::ArcId rack_computer_arc(ComputerId c) const { return computer_rack_[c]; }
+  flow::ArcId computer_sink_arc(ComputerId c) const { return computer_sink_[c]; }
+
  private:
   struct Job {
     flow::NodeId unscheduled = flow::kNoId;
@@ -140,6 +203,14 @@ class QuincyGraph {
 
   void SetCost(flow::ArcId a, int64_t cost);
   void SetCap(flow::ArcId a, int64_t cap);
+  void SetSupply(flow::NodeId n, int64_t supply);
+  // Keep the checkpoint's view of an arc, task or job before editing it.
+  void KeepArc(flow::ArcId a);
+  void KeepTask(TaskId task);
+  void KeepJob(JobId job);
+  SolvedArc ViewArc(flow::ArcId a, ArcTo to, int32_t id, bool running) const;
+  SolvedTask ViewTask(TaskId task) const;  // as it is now, with checkpoint values
+  SolvedJob ViewJob(JobId job) const;
   void MarkNode(flow::NodeId n, TaskId task);
   void UnmarkNode(flow::NodeId n);
   flow::ArcId RunningArc(const Task& t) const;
@@ -165,6 +236,12 @@ class QuincyGraph {
   std::vector<TaskId> node_task_;
   std::vector<ComputerId> node_computer_;
   int64_t sink_demand_ = 0;
+  // The checkpoint's view of what changed since (see the top comment).
+  bool journal_ = false;
+  std::unordered_map<flow::ArcId, std::pair<int64_t, int64_t>> arc_was_;  // cost, capacity
+  std::unordered_map<flow::NodeId, int64_t> supply_was_;
+  std::unordered_map<TaskId, SolvedTask> task_was_;
+  std::unordered_map<JobId, SolvedJob> job_was_;
 };
 
 }  // namespace copse::scheduler
