@@ -20,6 +20,11 @@
 // pools above their fair share, never taking a pool below its fair share.
 // Roots go to a random computer with a free slot and no root (Quincy §3.1
 // rule when none has a free slot).
+//
+// Explanations (hfs_explain.cc) report Algorithm 3's variables as of the
+// last heartbeat, a skipped job's wait grown by the time since: the level a
+// task's job may launch at now, the time left before the next level, its
+// pool's share and its job's place in the order above.
 // Thread-safety: none.
 #pragma once
 
@@ -51,6 +56,10 @@ class HfsPolicy final : public Policy {
   void Observe(const ClusterState& state, const Change& change, Timestamp now) override;
   Status Schedule(const ClusterState& state, Timestamp now, std::vector<Decision>* out) override;
   std::optional<Timestamp> NextWakeup(const ClusterState& state) const override;
+  void Describe(const ClusterState& state, Timestamp now, nlohmann::json* out) const override;
+  void LastRound(nlohmann::json* out) const override;
+  void Explain(const ClusterState& state, const TaskInfo& task, Timestamp now,
+               nlohmann::json* out) const override;
 
   // Algorithm 3's per-job variables (for tests).
   int level(JobId job) const;
@@ -79,6 +88,11 @@ class HfsPolicy final : public Policy {
   std::vector<JobId> SortedJobs(const ClusterState& s) const;
   void Preempt(const ClusterState& s, Timestamp now, std::vector<Decision>* out);
   bool Assign(const ClusterState& s, ComputerId c, std::vector<Decision>* out);
+  // Explanations (hfs_explain.cc).
+  Duration WaitAt(const JobState& js, Timestamp now) const;
+  int AllowedLevel(const JobState& js, Duration wait) const;
+  void ExplainWaiting(const ClusterState& s, const TaskInfo& t, Timestamp now,
+                      nlohmann::json& e) const;
 
   HfsOptions options_;
   RootPlacer roots_;

@@ -104,6 +104,7 @@ TaskId JobOrderPolicy::PickTask(const ClusterState& s, JobId job, ComputerId c) 
 }
 
 Status JobOrderPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<Decision>* out) {
+  last_schedule_ = now;
   AdvanceVirtualTime(s, now);
   SlotLedger ledger(s);
   roots_.Place(s, ledger, out);

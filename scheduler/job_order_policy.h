@@ -17,6 +17,8 @@
 //         run time its tasks have consumed.
 // Roots go to a random computer with a free slot and no root (Quincy §3.1
 // rule when none has a free slot). Ties are broken by admission order.
+// Explanations (job_order_explain.cc) give a waiting task its job's key in
+// the order and its rank among the backlogged jobs.
 // Thread-safety: none.
 #pragma once
 
@@ -26,6 +28,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "scheduler/locality_index.h"
@@ -48,6 +51,10 @@ class JobOrderPolicy final : public Policy {
   std::string_view name() const override { return name_; }
   void Observe(const ClusterState& state, const Change& change, Timestamp now) override;
   Status Schedule(const ClusterState& state, Timestamp now, std::vector<Decision>* out) override;
+  void Describe(const ClusterState& state, Timestamp now, nlohmann::json* out) const override;
+  void LastRound(nlohmann::json* out) const override;
+  void Explain(const ClusterState& state, const TaskInfo& task, Timestamp now,
+               nlohmann::json* out) const override;
 
   // The reference system's virtual time V (slot-seconds per job) as of the
   // last event, and a job's L_j and F_j (for tests).
@@ -65,6 +72,9 @@ class JobOrderPolicy final : public Policy {
   double EstimateSlotTime(const JobInfo& j) const;
   std::vector<double> Keys(const ClusterState& s, Timestamp now) const;
   TaskId PickTask(const ClusterState& s, JobId job, ComputerId c) const;
+  // Explanations: the backlogged jobs (waiting tasks, below max_tasks) in the
+  // order Schedule() serves them, with their keys.
+  std::vector<std::pair<JobId, double>> Backlogged(const ClusterState& s, Timestamp now) const;
 
   std::string name_;
   JobOrderOptions options_;
@@ -76,6 +86,7 @@ class JobOrderPolicy final : public Policy {
   Duration completed_time_{0};  // for l̃
   int64_t completed_ = 0;
   LocalityIndex index_;  // waiting worker tasks
+  std::optional<Timestamp> last_schedule_;
 };
 
 }  // namespace copse::scheduler

@@ -7,9 +7,18 @@
 // state itself, reads no clock (time is passed in) and draws randomness only
 // from the generator it was given, so the same events give the same
 // decisions.
+//
+// A policy also explains itself (DESIGN.md §13; the master's HTTP API):
+// Describe(), LastRound(), Explain() and FlowGraph() build JSON documents
+// whose fields docs/scheduler.md "Explaining decisions" lists. They are
+// const, read no clock and change nothing a later Schedule() depends on;
+// they report what the policy used for its last decisions, never a
+// recomputed answer of their own. Times are seconds (`_s`), costs paper
+// units (the graph's milli-units / 1000); computers and racks are ids.
 // Thread-safety: none; one Scheduler drives one policy.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -67,6 +76,36 @@ class Policy {
   virtual std::optional<Timestamp> NextWakeup(const ClusterState& state) const {
     (void)state;
     return std::nullopt;
+  }
+
+  // ---- Explaining decisions ----
+
+  // Sets (*out)["parameters"] (an object: the policy's own parameters) and
+  // (*out)["jobs"] (per admitted job, in admission order: {job, running,
+  // waiting, fair_share, lower_bound, upper_bound} and the policy's own
+  // fields). Default: no parameters; fair_share is Quincy §3.3's share of
+  // the worker slots, the bounds null.
+  virtual void Describe(const ClusterState& state, Timestamp now, nlohmann::json* out) const;
+
+  // Sets fields of *out (an object) to the last round's statistics, if the
+  // policy keeps any. Default: leaves *out alone.
+  virtual void LastRound(nlohmann::json* out) const { (void)out; }
+
+  // Adds to *out — which holds the fields every explanation has (task, job,
+  // policy, state, computer, rack, waited_s, ran_s) — why `task` waits or
+  // runs where it does, in the policy's terms, and sets "summary" to one
+  // plain-English sentence. Default: a generic account of its state.
+  // REQUIRES: `task` is in `state`.
+  virtual void Explain(const ClusterState& state, const TaskInfo& task, Timestamp now,
+                       nlohmann::json* out) const;
+
+  // The flow graph of the last solved round, aggregated per job, rack and
+  // computer (never per task). False, and *out untouched, for policies that
+  // have no flow graph (or before their first solve).
+  virtual bool FlowGraph(const ClusterState& state, nlohmann::json* out) const {
+    (void)state;
+    (void)out;
+    return false;
   }
 };
 

@@ -140,6 +140,7 @@ TaskId QueuePolicy::Pick(const ClusterState& s, ComputerId c) {
 }
 
 Status QueuePolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<Decision>* out) {
+  last_schedule_ = now;
   ComputeShares(s);
   for (auto& [id, js] : jobs_) UpdateBlocked(js, now);
   SlotLedger ledger(s);

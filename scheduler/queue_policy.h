@@ -12,6 +12,8 @@
 // A worker task enters the queue of each preferred computer and rack and X
 // when it becomes ready, and leaves all of them when it starts. Roots go to a
 // random computer without a root, killing a worker there if needed (§3.1).
+// Explanations (queue_explain.cc) give a waiting task its place in each of
+// its queues and its job's share and blocking as of the last round.
 // Thread-safety: none.
 #pragma once
 
@@ -44,6 +46,10 @@ class QueuePolicy final : public Policy {
   void Observe(const ClusterState& state, const Change& change, Timestamp now) override;
   Status Schedule(const ClusterState& state, Timestamp now, std::vector<Decision>* out) override;
   std::optional<Timestamp> NextWakeup(const ClusterState& state) const override;
+  void Describe(const ClusterState& state, Timestamp now, nlohmann::json* out) const override;
+  void LastRound(nlohmann::json* out) const override;
+  void Explain(const ClusterState& state, const TaskInfo& task, Timestamp now,
+               nlohmann::json* out) const override;
 
   // A_j as of the last Schedule() (for tests and reports).
   int share(JobId job) const;
@@ -65,6 +71,7 @@ class QueuePolicy final : public Policy {
   void Preempt(const ClusterState& s, std::vector<Decision>* out);
   TaskId Pick(const ClusterState& s, ComputerId c);
   bool Ready(JobId job) const;
+  void ExplainWaiting(const ClusterState& s, const TaskInfo& t, nlohmann::json& e) const;
 
   std::string name_;
   QueuePolicyOptions options_;
@@ -74,6 +81,7 @@ class QueuePolicy final : public Policy {
   TaskQueue cluster_queue_;
   std::unordered_map<TaskId, uint64_t> queued_;  // task -> its sequence number in the queues
   std::map<JobId, JobState> jobs_;
+  std::optional<Timestamp> last_schedule_;
 };
 
 }  // namespace copse::scheduler

@@ -271,6 +271,9 @@ void QuincyPolicy::Decide(const ClusterState& s, const std::vector<ComputerId>& 
                           std::vector<Decision>* out) {
   SlotLedger ledger(s);
   std::vector<Decision> starts;
+  started_.clear();
+  held_.clear();
+  preempted_.clear();
   for (size_t i = 0; i < members_.size(); ++i) {
     const TaskId id = members_[i].id;
     const TaskInfo& t = *members_[i].info;
@@ -279,13 +282,17 @@ void QuincyPolicy::Decide(const ClusterState& s, const std::vector<ComputerId>& 
       if (to != t.computer && !t.root) {
         out->push_back({Decision::Kind::kKillTask, t.job, id, t.computer, false});
         own_.insert(id);
+        preempted_.insert(id);
         ++stats_.kills;
       }
     } else if (to != kNoComputer && ledger.free(to) > 0) {
       ledger.Take(to);
       starts.push_back({Decision::Kind::kStartTask, t.job, id, to, t.root});
       own_.insert(id);
+      started_.insert(id);
       ++stats_.starts;
+    } else if (to != kNoComputer) {
+      held_[id] = to;  // its slot is still being freed
     }
   }
   out->insert(out->end(), starts.begin(), starts.end());
@@ -300,12 +307,20 @@ Status QuincyPolicy::Schedule(const ClusterState& s, Timestamp now, std::vector<
     return Status::Ok();
   }
   Timestamp t0 = Now();
+  graph_.Suspend();  // the last solution no longer matches the graph
+  solved_at_.reset();
   UpdateGraph(s, now);
   size_t changes = graph_.graph().change_count();
   Timestamp t1 = Now();
-  COPSE_RETURN_IF_ERROR(
-      solver_->Solve(graph_.graph(), &solution_, nullptr).WithContext(name_ + " round"));
+  Status solved = solver_->Solve(graph_.graph(), &solution_, nullptr).WithContext(name_ + " round");
+  if (!solved.ok()) {
+    round_error_ = solved.ToString();
+    return solved;
+  }
   graph_.graph().CommitChanges();
+  graph_.Checkpoint();
+  solved_at_ = now;
+  round_error_.clear();
   Timestamp t2 = Now();
   stats_.starts = stats_.kills = 0;
   Decide(s, Assign(s), out);

@@ -34,6 +34,13 @@
 // tasks, d* − θ of running ones), so a round updates those two arcs per
 // task and recomputes a task's full set of costs only after it changed
 // state.
+//
+// Explanations (Describe, Explain, FlowGraph; quincy_explain.cc) read the
+// last solved round: its flow and node potentials, against the graph as it
+// was at that solve (QuincyGraph's checkpoint). A node's price is its
+// potential minus the sink's: what sending one more unit from it to the
+// sink costs at the optimum. A task changed since (submitted, re-queued)
+// has no prices until the next round.
 // Thread-safety: none.
 #pragma once
 
@@ -65,8 +72,8 @@ struct QuincyOptions {
   const Clock* stats_clock = nullptr;  // times round phases; may be null
 };
 
-// What the last round did and how long its phases took (zero without a
-// stats clock).
+// What the last round did and how long its phases took (the times are zero
+// without a stats clock: the policy reads no clock of its own).
 struct QuincyRoundStats {
   uint64_t rounds = 0;
   Duration update{0};   // costs, capacities, bounds
@@ -87,6 +94,11 @@ class QuincyPolicy final : public Policy {
   void Observe(const ClusterState& state, const Change& change, Timestamp now) override;
   Status Schedule(const ClusterState& state, Timestamp now, std::vector<Decision>* out) override;
   std::optional<Timestamp> NextWakeup(const ClusterState& state) const override;
+  void Describe(const ClusterState& state, Timestamp now, nlohmann::json* out) const override;
+  void LastRound(nlohmann::json* out) const override;
+  void Explain(const ClusterState& state, const TaskInfo& task, Timestamp now,
+               nlohmann::json* out) const override;
+  bool FlowGraph(const ClusterState& state, nlohmann::json* out) const override;
 
   // Switches the fairness regime; the next round changes capacities only.
   void set_regime(QuincyRegime regime);
@@ -116,6 +128,7 @@ class QuincyPolicy final : public Policy {
   void AddMember(const TaskInfo* task);
   void RemoveMember(TaskId id);
   Timestamp Now() const;
+  friend class QuincyExplainer;  // quincy_explain.cc
 
   std::string name_;
   QuincyOptions options_;
@@ -137,6 +150,15 @@ class QuincyPolicy final : public Policy {
   bool dirty_ = true;
   std::optional<Timestamp> last_round_;
   QuincyRoundStats stats_;
+  // For explanations: when the last solve ran (unset while a round is under
+  // way or after a failed one, whose error is kept), and what the round then
+  // decided: tasks it started, tasks the flow placed on a computer whose slot
+  // was still held (with that computer), tasks it preempted.
+  std::optional<Timestamp> solved_at_;
+  std::string round_error_;
+  std::unordered_set<TaskId> started_;
+  std::unordered_map<TaskId, ComputerId> held_;
+  std::unordered_set<TaskId> preempted_;
 };
 
 }  // namespace copse::scheduler

@@ -15,11 +15,16 @@
 // TaskStartFailed, TaskCompleted, TaskFailed or TaskKilled says otherwise.
 // Drivers may Handle() several events that happened at the same time before
 // one Schedule(). Time must not go backwards.
+//
+// Describe() and Explain() say what the scheduler is doing and why, in the
+// terms of its policy (docs/scheduler.md "Explaining decisions"); they are
+// const and change nothing a later Schedule() depends on.
 // Thread-safety: none; one thread (the master's event loop, the simulator).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,6 +90,24 @@ class Scheduler {
   // Jobs waiting for admission, in admission order.
   std::vector<JobId> QueuedJobs() const;
 
+  // ---- Explaining decisions (fields: docs/scheduler.md) ----
+  // A `now` earlier than the last event counts as the last event's time.
+
+  // The scheduler: {policy, max_running_jobs, now_s, slots, admitted,
+  // queue, parameters, jobs, last_round}; parameters and jobs come from
+  // Policy::Describe, last_round from Policy::LastRound.
+  nlohmann::json Describe(Timestamp now) const;
+  // Why `task` waits, or runs where it does: the common fields and the
+  // policy's account (Policy::Explain). The root task id of a job still in
+  // the admission queue (a queued job has no task in the state yet) is
+  // answered with the job's place in the queue (state "queued_job").
+  // kNotFound for any other id.
+  Result<nlohmann::json> Explain(TaskId task, Timestamp now) const;
+  // A job by id: a queued one as Explain() answers for its root; an admitted
+  // one by its row of Describe()'s jobs and a summary. kNotFound for a job
+  // that is unknown or finished.
+  Result<nlohmann::json> ExplainJob(JobId job, Timestamp now) const;
+
  private:
   Scheduler(Topology topology, std::unique_ptr<Policy> policy, int max_running_jobs);
 
@@ -112,6 +135,7 @@ class Scheduler {
   void Notify(Change::Kind kind, JobId job, const TaskInfo* task, ComputerId c);
   void Tell(const Change& change);  // the policy, then the observer
   Status ApplyDecisions(const std::vector<Decision>& ds, size_t first);
+  nlohmann::json ExplainQueued(const JobInfo& job, Timestamp now) const;
 
   ClusterState state_;
   std::unique_ptr<Policy> policy_;

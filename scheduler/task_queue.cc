@@ -18,6 +18,15 @@ TaskId TaskQueue::FirstReady(const std::function<bool(JobId)>& ready) const {
   return best == nullptr ? kNoTask : best->second;
 }
 
+size_t TaskQueue::CountBefore(uint64_t seq, const std::function<bool(JobId)>& ready) const {
+  size_t n = 0;
+  for (const auto& [job, tasks] : jobs_) {
+    if (!ready(job)) continue;
+    for (auto it = tasks.begin(); it != tasks.end() && it->first < seq; ++it) ++n;
+  }
+  return n;
+}
+
 TaskId TaskQueue::FirstOf(JobId job) const {
   auto it = jobs_.find(job);
   return it == jobs_.end() ? kNoTask : it->second.begin()->second;

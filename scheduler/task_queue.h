@@ -24,6 +24,9 @@ class TaskQueue {
   TaskId FirstReady(const std::function<bool(JobId)>& ready) const;
   // The earliest task of `job` in this queue, or kNoTask.
   TaskId FirstOf(JobId job) const;
+  // Tasks queued before sequence number `seq` whose jobs `ready` accepts
+  // (those FirstReady() serves first). Linear in the number counted.
+  size_t CountBefore(uint64_t seq, const std::function<bool(JobId)>& ready) const;
   bool empty() const { return jobs_.empty(); }
 
  private:
