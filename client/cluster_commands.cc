@@ -97,6 +97,14 @@ class Up {
       std::cout << "created cluster secret " << config_.secret_file.string()
                 << " (keep it private; copy it to every host of this cluster)\n";
     }
+    if (config_.http.enabled && !config_.http.token_file.empty()) {
+      auto token = net::EnsureSecret(config_.http.token_file, &created);
+      if (!token.ok()) return Fail(token.status().WithContext("[http] token_file"));
+      if (created) {
+        std::cout << "created HTTP API token " << config_.http.token_file.string()
+                  << " (clients send it as \"Authorization: Bearer TOKEN\")\n";
+      }
+    }
     auto procs = ReadPidFile(PidFilePath(config_));
     if (!procs.ok()) return Fail(procs.status());
     for (ProcessRecord& r : *procs)
@@ -197,6 +205,10 @@ class Up {
     PrintTable(config_, *st);
     std::cout << "logs: " << (config_.master.data_dir / "master.log").string() << " and "
               << (config_.data_root / "<computer>" / "worker.log").string() << "\n";
+    if (config_.http.enabled) {
+      std::cout << "dashboard and API: http://" << config_.http.host << ":" << config_.http.port
+                << "/ (docs/api.md)\n";
+    }
     if (st->LiveCount() != static_cast<int>(config_.computers.size())) {
       std::cerr << "copse cluster up: not every worker registered within "
                 << options_.timeout.count() << "s; see the logs above\n";

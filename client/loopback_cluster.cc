@@ -56,7 +56,12 @@ Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& d
                                                   const LoopbackSpec& spec) {
   int computers = 0;
   for (int n : spec.racks) computers += n;
-  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, net::FreePorts(1 + 2 * computers));
+  // The last port is the HTTP API's, unless the spec has an [http] table.
+  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, net::FreePorts(2 + 2 * computers));
+  std::string http;
+  if (spec.extra_tables.find("[http]") == std::string::npos) {
+    http = fmt::format("[http]\nport = {}\n", ports.back());
+  }
   std::string text = fmt::format(R"([cluster]
 name = "{}"
 data_root = "{}"
@@ -68,11 +73,11 @@ log_level = "{}"
 [master]
 host = "127.0.0.1"
 port = {}
-{}
+{}{}
 )",
                                  spec.name, (dir / "data").string(), spec.heartbeat_interval_ms,
                                  spec.worker_timeout_ms, spec.max_running_jobs, spec.log_level,
-                                 spec.extra_cluster_keys, ports[0], spec.extra_tables);
+                                 spec.extra_cluster_keys, ports[0], http, spec.extra_tables);
   size_t next = 1;
   for (size_t r = 0; r < spec.racks.size(); ++r) {
     text += fmt::format("\n[[racks]]\nname = \"r{}\"\n", r);
@@ -101,8 +106,9 @@ Result<std::filesystem::path> WriteRunConfig(const std::filesystem::path& source
   } catch (const toml::parse_error& e) {
     return InvalidArgument(fmt::format("{}: {}", source.string(), e.description()));
   }
+  // The last port is the HTTP API's.
   COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports,
-                         net::FreePorts(1 + 2 * static_cast<int>(config.computers.size())));
+                         net::FreePorts(2 + 2 * static_cast<int>(config.computers.size())));
   auto table = [&](const char* name) -> toml::table& {
     if (!t[name].is_table()) t.insert_or_assign(name, toml::table{});
     return *t[name].as_table();
@@ -116,6 +122,7 @@ Result<std::filesystem::path> WriteRunConfig(const std::filesystem::path& source
   master.insert_or_assign("port", ports[0]);
   master.erase("worker_port_base");
   master.erase("data_dir");
+  if (config.http.enabled) table("http").insert_or_assign("port", ports.back());
   if (!policy.empty()) table("scheduler").insert_or_assign("policy", policy);
   toml::array racks;
   size_t next = 1;

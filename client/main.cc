@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   flow->prefix_command();
   auto* bench = app.add_subcommand("bench",
                                    "benchmark suites: `copse bench SUITE ...` runs "
-                                   "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster)");
+                                   "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api)");
   bench->prefix_command();
 
   try {

@@ -166,6 +166,7 @@ class ConfigParser {
     const toml::table* dfs = top.Table("dfs");
     const toml::table* jobs = top.Table("jobs");
     const toml::table* worker = top.Table("worker");
+    const toml::table* http = top.Table("http");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -179,6 +180,7 @@ class ConfigParser {
     if (dfs) COPSE_RETURN_IF_ERROR(ParseDfs(*dfs));
     if (jobs) COPSE_RETURN_IF_ERROR(ParseJobs(*jobs));
     if (worker) COPSE_RETURN_IF_ERROR(ParseWorker(*worker));
+    COPSE_RETURN_IF_ERROR(ParseHttp(http));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
     COPSE_RETURN_IF_ERROR(CheckPorts());
     return std::move(cfg_);
@@ -272,6 +274,28 @@ class ConfigParser {
                       << 20;
     w.kill_grace = std::chrono::milliseconds(r.Int("kill_grace_ms", 2000, 0, 600'000));
     w.task_retention = std::chrono::seconds(r.Int("task_retention_s", 3600, 0, 31'536'000));
+    r.Finish();
+    return r.error();
+  }
+
+  // [http] is optional: without it the API serves on 127.0.0.1 at the first
+  // port above master.port that no other process of the config uses.
+  Status ParseHttp(const toml::table* t) {
+    HttpConfig& h = cfg_.http;
+    http_port_default_ = t == nullptr || !t->get("port");
+    if (t == nullptr) return Status::Ok();
+    TableReader r(*t, "http", file_);
+    h.enabled = r.Bool("enabled", true);
+    h.host = r.String("host", "127.0.0.1");
+    h.port = static_cast<uint16_t>(r.Int("port", 0, 1, 65535));
+    std::string token = r.String("token_file", "");
+    h.token_file = token.empty() ? std::filesystem::path() : Anchor(base_, token);
+    h.threads = static_cast<int>(r.Int("threads", 8, 1, 64));
+    if (r.error().ok() && h.enabled && !h.loopback() && h.token_file.empty()) {
+      r.Fail(t->get("host"), "host",
+             "127.0.0.1 (or another loopback address) unless token_file names the token "
+             "clients must send: an API reachable from other computers requires one");
+    }
     r.Finish();
     return r.error();
   }
@@ -409,6 +433,34 @@ class ConfigParser {
       COPSE_RETURN_IF_ERROR(claim(c.host, c.control_port, c.name + ".control_port"));
       COPSE_RETURN_IF_ERROR(claim(c.host, c.data_port, c.name + ".data_port"));
     }
+    if (cfg_.http.enabled) {
+      // Either side on a wildcard address collides with any host.
+      const std::string& host = cfg_.http.host;
+      auto taken = [&](uint16_t port)
+          -> const std::pair<const std::pair<std::string, uint16_t>, std::string>* {
+        for (const auto& entry : used) {
+          const auto& [key, who] = entry;
+          if (key.second == port &&
+              (key.first == host || host == "0.0.0.0" || key.first == "0.0.0.0")) {
+            return &entry;
+          }
+        }
+        return nullptr;
+      };
+      if (http_port_default_) {
+        uint32_t port = cfg_.master.port + 1u;
+        while (port <= 65535 && taken(static_cast<uint16_t>(port)) != nullptr) ++port;
+        if (port > 65535) {
+          return InvalidArgument(fmt::format(
+              "{}: key 'http.port': every port above master.port is taken; set one", file_));
+        }
+        cfg_.http.port = static_cast<uint16_t>(port);
+      }
+      if (const auto* clash = taken(cfg_.http.port)) {
+        return claim(clash->first.first, cfg_.http.port, "http.port");
+      }
+      COPSE_RETURN_IF_ERROR(claim(host, cfg_.http.port, "http.port"));
+    }
     return Status::Ok();
   }
 
@@ -418,10 +470,15 @@ class ConfigParser {
   std::filesystem::path base_;
   ClusterConfig cfg_;
   std::set<std::string> names_;
+  bool http_port_default_ = true;
   int64_t worker_port_base_ = 0;
 };
 
 }  // namespace
+
+bool HttpConfig::loopback() const {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
 
 const ComputerConfig* ClusterConfig::FindComputer(const std::string& name) const {
   for (const ComputerConfig& c : computers)

@@ -92,6 +92,26 @@ struct WorkerConfig {
   Duration task_retention{3'600'000'000};   // logs and working dirs after the job ended
 };
 
+// [http]: the master's read-only HTTP API and dashboard (docs/api.md).
+struct HttpConfig {
+  bool enabled = true;
+  // 127.0.0.1 unless the config names another address, which then requires
+  // a token (token_file).
+  std::string host = "127.0.0.1";
+  // Default: the first port above master.port that no other process of the
+  // config uses.
+  uint16_t port = 0;
+  // A file holding the token clients send as "Authorization: Bearer TOKEN";
+  // required when host is not a loopback address. `copse cluster up` creates
+  // it when it does not exist yet.
+  std::filesystem::path token_file;
+  // Threads answering requests; each open connection holds one while it is
+  // kept alive (a browser opens up to 6).
+  int threads = 8;
+  // Whether host is a loopback address (127.0.0.0/8, ::1, localhost).
+  bool loopback() const;
+};
+
 struct ClusterConfig {
   std::filesystem::path source;  // the file this was loaded from
   std::string name;
@@ -110,6 +130,7 @@ struct ClusterConfig {
   DfsConfig dfs;
   JobsConfig jobs;
   WorkerConfig worker;
+  HttpConfig http;
   std::vector<RackConfig> racks;
   std::vector<ComputerConfig> computers;
 

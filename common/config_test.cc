@@ -97,6 +97,49 @@ TEST(ConfigTest, ParsesGoodConfig) {
   EXPECT_FALSE(c.dfs.sync_on_close);
 }
 
+TEST(ConfigTest, HttpServesOnLoopbackBesideTheMasterByDefault) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->http.enabled);
+  EXPECT_EQ(r->http.host, "127.0.0.1");
+  EXPECT_EQ(r->http.port, 9001);
+  EXPECT_TRUE(r->http.loopback());
+  EXPECT_TRUE(r->http.token_file.empty());
+
+  // The default skips ports the workers use.
+  r = ParseClusterConfig(Bad("worker_port_base = 9100", "worker_port_base = 9001"),
+                         "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->http.port, 9005);  // a-c00 and a-c01 use 9001-9004
+
+  r = ParseClusterConfig(std::string(kGood) + "[http]\nenabled = false\n", "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->http.enabled);
+
+  r = ParseClusterConfig(
+      std::string(kGood) + "[http]\nhost = \"0.0.0.0\"\nport = 8080\ntoken_file = \"api.token\"\n",
+      "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->http.port, 8080);
+  EXPECT_FALSE(r->http.loopback());
+  EXPECT_EQ(r->http.token_file, "/etc/copse/api.token");
+}
+
+TEST(ConfigTest, HttpOnAnotherAddressRequiresAToken) {
+  std::string e = ErrorOf(std::string(kGood) + "[http]\nhost = \"0.0.0.0\"\n");
+  EXPECT_NE(e.find("http.host"), std::string::npos) << e;
+  EXPECT_NE(e.find("token_file"), std::string::npos) << e;
+  e = ErrorOf(std::string(kGood) + "[http]\nport = 9100\n");  // a-c00's control port
+  EXPECT_NE(e.find("http.port"), std::string::npos) << e;
+  EXPECT_NE(e.find("a-c00.control_port"), std::string::npos) << e;
+  e = ErrorOf(std::string(kGood) + "[http]\nport = 0\n");
+  EXPECT_NE(e.find("http.port"), std::string::npos) << e;
+  e = ErrorOf(std::string(kGood) + "[http]\nthreads = \"many\"\n");
+  EXPECT_NE(e.find("http.threads"), std::string::npos) << e;
+  e = ErrorOf(std::string(kGood) + "[http]\nbind = \"x\"\n");
+  EXPECT_NE(e.find("unknown setting"), std::string::npos) << e;
+}
+
 TEST(ConfigTest, DfsTableIsChecked) {
   std::string e = ErrorOf(Bad("reserve_mb = 10", "reserve_mb = -1"));
   EXPECT_NE(e.find("dfs.reserve_mb"), std::string::npos) << e;

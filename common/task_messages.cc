@@ -1,5 +1,7 @@
 #include "common/task_messages.h"
 
+#include <string_view>
+
 #include "common/net/message.h"
 
 namespace copse {
@@ -70,6 +72,37 @@ proto::TaskEventKind ToWire(TaskEventKind k) {
 }
 
 }  // namespace
+
+std::string FormatVertexLabel(const VertexLabel& l) {
+  return l.stage + "[" + std::to_string(l.index) + "] v" + std::to_string(l.version);
+}
+
+bool ParseVertexLabel(const std::string& label, VertexLabel* out) {
+  size_t open = label.rfind('[');
+  size_t close = label.rfind("] v");
+  if (open == std::string::npos || open == 0 || close == std::string::npos || close < open + 2) {
+    return false;
+  }
+  auto number = [](std::string_view s, uint64_t* v) {
+    if (s.empty() || s.size() > 9) return false;
+    *v = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      *v = *v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return true;
+  };
+  std::string_view text(label);
+  uint64_t index = 0, version = 0;
+  if (!number(text.substr(open + 1, close - open - 1), &index) ||
+      !number(text.substr(close + 3), &version)) {
+    return false;
+  }
+  out->stage = label.substr(0, open);
+  out->index = static_cast<int>(index);
+  out->version = static_cast<uint32_t>(version);
+  return true;
+}
 
 const char* ExitKindName(ExitKind k) {
   switch (k) {

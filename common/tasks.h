@@ -27,6 +27,17 @@ struct LaunchRequest {
   std::string label;       // "count[3] v2"
 };
 
+// A vertex run's label, "STAGE[INDEX] vVERSION" (roots write it, the master
+// and the HTTP API read it back).
+struct VertexLabel {
+  std::string stage;
+  int index = 0;
+  uint32_t version = 0;
+};
+std::string FormatVertexLabel(const VertexLabel& l);
+// False for anything else (a root's "root", a malformed label).
+bool ParseVertexLabel(const std::string& label, VertexLabel* out);
+
 enum class ExitKind { kCompleted, kFailed, kKilled, kStartFailed };
 const char* ExitKindName(ExitKind k);
 

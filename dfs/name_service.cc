@@ -369,14 +369,9 @@ void NameService::Tick(Timestamp now) {
 }
 
 int NameService::UnderReplicatedBlocks() const {
-  int n = 0;
-  for (const ReplicatedBlock& b : ns_.CommittedBlocks()) {
-    if (b.scratch) continue;
-    int live = 0;
-    for (const std::string& r : b.replicas) live += live_.count(r) > 0;
-    n += live < b.replication;
-  }
-  return n;
+  size_t total = 0;
+  UnderReplicatedList(0, &total);
+  return static_cast<int>(total);
 }
 
 size_t NameService::copies_in_flight() const {

@@ -104,6 +104,13 @@ class NameService {
   // Live replicas per committed, non-scratch block below its replication
   // factor (for tests and status).
   int UnderReplicatedBlocks() const;
+  // The first `limit` of them with their files (Namespace::UnderReplicated).
+  std::vector<Namespace::UnderReplicatedBlock> UnderReplicatedList(size_t limit,
+                                                                   size_t* total) const {
+    return ns_.UnderReplicated([&](const std::string& c) { return IsLive(c); }, limit, total);
+  }
+  // Whether the name service counts `computer` as live.
+  bool IsLive(const std::string& computer) const { return live_.count(computer) != 0; }
   size_t copies_in_flight() const;
   const Namespace& ns() const { return ns_; }
 

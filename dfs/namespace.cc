@@ -716,6 +716,61 @@ std::vector<ReplicatedBlock> Namespace::CommittedBlocks() const {
   return out;
 }
 
+std::vector<FileView> Namespace::Page(const std::string& prefix, const std::string& after,
+                                      size_t limit, bool scratch, bool* more) const {
+  std::vector<FileView> out;
+  *more = false;
+  auto it = after.empty() ? by_path_.lower_bound(prefix) : by_path_.upper_bound(after);
+  for (; it != by_path_.end() && it->first.starts_with(prefix); ++it) {
+    const File& f = files_.at(it->second);
+    bool listed = f.visible || (scratch && !f.scratch_job.empty() && f.complete());
+    if (!listed) continue;
+    if (out.size() == limit) {
+      *more = true;
+      break;
+    }
+    out.push_back(View(f));
+  }
+  return out;
+}
+
+std::map<std::string, Namespace::Holding> Namespace::Holdings() const {
+  std::map<std::string, Holding> out;
+  for (const auto& [id, b] : blocks_) {
+    if (!b.committed) continue;
+    for (const std::string& r : b.replicas) {
+      Holding& h = out[r];
+      h.blocks += 1;
+      h.bytes += static_cast<int64_t>(b.size);
+    }
+  }
+  return out;
+}
+
+std::vector<Namespace::UnderReplicatedBlock> Namespace::UnderReplicated(
+    const std::function<bool(const std::string&)>& live, size_t limit, size_t* total) const {
+  std::vector<UnderReplicatedBlock> out;
+  *total = 0;
+  for (const auto& [path, file_id] : by_path_) {
+    const File& f = files_.at(file_id);
+    if (!f.scratch_job.empty()) continue;
+    for (size_t p = 0; p < f.partitions.size(); ++p) {
+      for (BlockId id : f.partitions[p].blocks) {
+        auto b = blocks_.find(id);
+        if (b == blocks_.end() || !b->second.committed) continue;
+        UnderReplicatedBlock u{id, path, static_cast<int>(p), f.replication, {}};
+        for (const std::string& r : b->second.replicas) {
+          if (live(r)) u.live.push_back(r);
+        }
+        if (static_cast<int>(u.live.size()) >= f.replication) continue;
+        ++*total;
+        if (out.size() < limit) out.push_back(std::move(u));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> Namespace::ReplicasOf(BlockId id) const {
   auto it = blocks_.find(id);
   return it == blocks_.end() ? std::vector<std::string>{} : it->second.replicas;

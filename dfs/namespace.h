@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -217,6 +218,32 @@ class Namespace {
   std::vector<ReplicatedBlock> CommittedBlocks() const;
   // The computers recorded as holding `id` (empty when unknown).
   std::vector<std::string> ReplicasOf(BlockId id) const;
+
+  // ---- status (the HTTP API)
+  // Files whose path starts with `prefix`, in path order after `after`
+  // (exclusive; "" from the first), at most `limit`: visible files, and
+  // scratch files too when `scratch`. Files still being written are left out.
+  // `*more` says whether any matching file follows the page.
+  std::vector<FileView> Page(const std::string& prefix, const std::string& after, size_t limit,
+                             bool scratch, bool* more) const;
+  // Committed replicas per computer: blocks held and bytes stored.
+  struct Holding {
+    int64_t blocks = 0;
+    int64_t bytes = 0;
+  };
+  std::map<std::string, Holding> Holdings() const;
+  // Committed blocks of files that are not scratch with fewer replicas that
+  // `live` accepts than their file's replication, in file path order: the
+  // first `limit`, and how many there are in all.
+  struct UnderReplicatedBlock {
+    BlockId block = 0;
+    std::string path;
+    int partition = 0;
+    int replication = 0;
+    std::vector<std::string> live;  // the replicas `live` accepted
+  };
+  std::vector<UnderReplicatedBlock> UnderReplicated(
+      const std::function<bool(const std::string&)>& live, size_t limit, size_t* total) const;
   size_t file_count() const { return files_.size(); }
   size_t block_count() const { return blocks_.size(); }
 

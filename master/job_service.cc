@@ -159,6 +159,7 @@ Json JobService::Record(const Job& j) const {
           {"progress", over(j) ? j.progress : Json::object()},
           {"counters", j.counters},
           {"restarts", j.restarts},
+          {"stage_vertices", j.stage_vertices},
           {"runs", runs}};
 }
 
@@ -203,7 +204,16 @@ Result<JobService::Job> JobService::FromRecord(const Json& r) const {
   }
   COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(j.spec));
   j.outputs = rootjob::OutputFiles(spec);
-  for (const rootjob::StageSpec& s : spec.stages) j.vertices += s.vertices;
+  // The counts the DAG had at submission (a stage sized by its input has 0
+  // in the spec); records written before they were kept have the spec's.
+  if (auto sv = r.find("stage_vertices");
+      sv != r.end() && sv->is_array() && sv->size() == spec.stages.size()) {
+    j.stage_vertices = sv->get<std::vector<int>>();
+  } else {
+    for (const rootjob::StageSpec& s : spec.stages) j.stage_vertices.push_back(s.vertices);
+  }
+  for (int n : j.stage_vertices) j.vertices += n;
+  j.stages = spec.stages;
   j.attributes = Attributes(spec, j.id, j.vertices);
   return j;
 }
@@ -319,6 +329,8 @@ Result<uint64_t> JobService::Submit(std::string_view text) {
   j.submitted_ms = NowMs();
   j.outputs = outputs;
   j.vertices = dag.TotalVertices();
+  for (const rootjob::Stage& st : dag.stages) j.stage_vertices.push_back(st.vertices);
+  j.stages = spec.stages;
   j.attributes = Attributes(spec, j.id, j.vertices);
   COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling_->AddJob(j.id, 0, j.attributes, 0));
   Status s = Save(j);
@@ -439,6 +451,7 @@ Status JobService::Finish(Job& j, JobState state, const std::string& failure, bo
   files_.DeleteScratch(j.id);
   j.state = state;
   j.finished_ms = NowMs();
+  ++j.version;
   Status saved = Save(j);
   if (!saved.ok()) spdlog::error("job table: job {}: {}", j.id, saved.ToString());
   spdlog::info("job {} ({}) {}{}", j.id, j.name, JobStateName(j.state),
@@ -467,7 +480,10 @@ void JobService::Progress(uint64_t id, std::string_view json) {
   Job* j = Find(id);
   if (j == nullptr || over(*j)) return;
   Json p = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (p.is_object()) j->progress = std::move(p);
+  if (p.is_object()) {
+    j->progress = std::move(p);
+    ++j->version;
+  }
 }
 
 Status JobService::Over(uint64_t id, bool succeeded, const std::string& reason,
@@ -488,6 +504,7 @@ void JobService::OnAdmitted(uint64_t id) {
   if (j == nullptr || j->state != JobState::kQueued) return;
   j->state = JobState::kRunning;
   j->admitted_ms = NowMs();
+  ++j->version;
   Status s = Save(*j);
   if (!s.ok()) spdlog::error("job table: job {}: {}", id, s.ToString());
 }
@@ -511,6 +528,7 @@ void JobService::OnRun(const RunNews& news) {
     it = j->runs.rbegin();
   }
   Run& r = *it;
+  ++j->version;
   switch (news.what) {
     case RunNews::What::kLaunched:
       break;
@@ -542,6 +560,7 @@ void JobService::OnRootLost(uint64_t id, const std::string& why) {
   Job* j = Find(id);
   if (j == nullptr || over(*j)) return;
   j->incarnation++;
+  ++j->version;
   j->restarts.push_back({{"at", IsoTime(NowMs())}, {"why", why}});
   j->progress = Json::object();
   spdlog::warn("job {} ({}) restarts as incarnation {}: {}", id, j->name, j->incarnation, why);

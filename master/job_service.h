@@ -119,7 +119,7 @@ class JobService final : public JobEvents {
   void OnRun(const RunNews& news) override;
   void OnRootLost(uint64_t job, const std::string& why) override;
 
- private:
+  // ---- the HTTP API (master/api.h reads the table as it is)
   struct Run {
     uint64_t task = 0;
     uint32_t attempt = 0;
@@ -132,8 +132,6 @@ class JobService final : public JobEvents {
     // result document's bytes_read; 0 until it ends, or when it reported none).
     int64_t read_local = 0, read_rack = 0, read_core = 0;
   };
-  // A run as the job's document and history show it.
-  static nlohmann::json RunToJson(const Run& r);
   struct Job {
     uint64_t id = 0;
     std::string name;
@@ -150,8 +148,21 @@ class JobService final : public JobEvents {
     nlohmann::json counters = nlohmann::json::object();
     nlohmann::json restarts = nlohmann::json::array();
     std::vector<Run> runs;
+    // The stages as submitted and each one's vertex count (the HTTP API's DAG).
+    std::vector<rootjob::StageSpec> stages;
+    std::vector<int> stage_vertices;
+    // Grows with every change of the job (its status, runs or progress), so a
+    // reader can tell a job it has seen from one that changed.
+    uint64_t version = 0;
   };
 
+  const std::map<uint64_t, Job>& jobs() const { return jobs_; }
+  // The status document of `copse job status --json` (docs/jobs.md).
+  nlohmann::json Document(const Job& j) const;
+  // A run as the job's document and history show it.
+  static nlohmann::json RunToJson(const Run& r);
+
+ private:
   bool over(const Job& j) const {
     return j.state != JobState::kQueued && j.state != JobState::kRunning;
   }
@@ -159,7 +170,6 @@ class JobService final : public JobEvents {
   Status Save(const Job& j);
   nlohmann::json Record(const Job& j) const;
   Result<Job> FromRecord(const nlohmann::json& r) const;
-  nlohmann::json Document(const Job& j) const;
   // Ends the job; `by_root`: its root said so (and exits by itself).
   Status Finish(Job& j, JobState state, const std::string& failure, bool by_root);
   Job* Find(uint64_t id);

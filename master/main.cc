@@ -20,8 +20,10 @@
 
 #include "common/daemon.h"
 #include "common/log.h"
+#include "common/net/auth.h"
 #include "common/process.h"
 #include "dfs/meta_store.h"
+#include "master/api.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
 #include "master/dfs_service.h"
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
   copse::master::JobService jobs(config, **meta, files, wall, jo);
   auto restarted = jobs.Load();
   if (!restarted.ok()) return Fail(restarted.status());
-  auto scheduler = copse::scheduler::Scheduler::FromConfig(config, /*seed=*/1);
+  // The steady clock times each Quincy round's phases for the HTTP API.
+  auto scheduler = copse::scheduler::Scheduler::FromConfig(config, /*seed=*/1, &clock);
   if (!scheduler.ok()) return Fail(scheduler.status());
   copse::master::SchedulingService::Options so;
   so.recovery = config.worker_timeout;
@@ -145,7 +148,24 @@ int main(int argc, char** argv) {
                config.master.host, server.port(), config.computers.size(), config.racks.size());
   cluster_service.Start();
   dfs.Start();
+
+  // The read-only HTTP API and dashboard (DESIGN.md §13).
+  std::unique_ptr<copse::master::Api> api;
+  if (config.http.enabled) {
+    copse::master::Api::Options ao;
+    ao.dashboard_dir = copse::ExecutableDir().parent_path() / "dashboard";
+    if (!config.http.token_file.empty()) {
+      auto token = copse::net::LoadSecret(config.http.token_file);
+      if (!token.ok()) return Fail(token.status().WithContext("[http] token_file"));
+      ao.token = *token;
+    }
+    api = std::make_unique<copse::master::Api>(io, config, clock, wall, cluster, dfs, jobs,
+                                               scheduling, ao);
+    if (s = api->Start(); !s.ok()) return Fail(s);
+    spdlog::info("dashboard and API on http://{}:{}/", config.http.host, api->port());
+  }
   copse::RunUntilSignalled(io, [&] {
+    if (api) api->Stop();
     sweep.cancel();
     scheduling.Stop();
     cluster_service.Stop();

@@ -30,7 +30,20 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
       options_(options),
       wakeup_(io),
       recovery_timer_(io) {
-  loop_ = std::make_unique<scheduler::SchedulingLoop>(*sched_, *this);
+  scheduler::LoopOptions lo;
+  lo.wall = &clock_;
+  scheduler::SchedulingLoop::Hooks hooks;
+  hooks.after_round = [this](const scheduler::RoundInfo& info) -> Result<Timestamp> {
+    RoundRecord r;
+    r.at = info.at;
+    r.wall = info.wall;
+    r.decisions = info.decisions;
+    sched_->policy().LastRound(&r.policy);
+    if (rounds_.size() == kRoundsKept) rounds_.pop_front();
+    rounds_.push_back(std::move(r));
+    return info.at;
+  };
+  loop_ = std::make_unique<scheduler::SchedulingLoop>(*sched_, *this, lo, std::move(hooks));
   for (size_t c = 0; c < config.computers.size(); ++c) {
     computer_ids_[config.computers[c].name] = static_cast<int>(c);
   }
@@ -98,6 +111,68 @@ int SchedulingService::ComputerId(const std::string& name) const {
 std::string SchedulingService::ComputerName(int id) const {
   return id >= 0 && id < static_cast<int>(config_.computers.size()) ? config_.computers[id].name
                                                                     : std::string();
+}
+
+std::map<uint64_t, std::vector<SchedulingService::TaskSummary>> SchedulingService::TasksByJob()
+    const {
+  std::map<uint64_t, std::vector<TaskSummary>> out;
+  const scheduler::ClusterState& state = sched_->state();
+  for (const auto& [id, t] : tasks_) {
+    const scheduler::TaskInfo* info = state.FindTask(static_cast<scheduler::TaskId>(id));
+    if (info == nullptr) continue;
+    TaskSummary s;
+    s.id = id;
+    s.job = t.job;
+    s.root = t.root;
+    s.label = t.label;
+    s.attempt = t.attempt;
+    s.state = scheduler::TaskStateName(info->state);
+    if (info->state != scheduler::TaskState::kWaiting) s.computer = ComputerName(info->computer);
+    out[t.job].push_back(std::move(s));
+  }
+  return out;
+}
+
+void SchedulingService::AddNames(nlohmann::json& doc) const {
+  if (doc.is_array()) {
+    for (nlohmann::json& x : doc) AddNames(x);
+    return;
+  }
+  if (!doc.is_object()) return;
+  for (auto& [key, value] : doc.items()) AddNames(value);
+  if (auto c = doc.find("computer"); c != doc.end() && c->is_number_integer()) {
+    doc["computer_name"] = ComputerName(c->get<int>());
+  }
+  if (auto r = doc.find("rack"); r != doc.end() && r->is_number_integer()) {
+    int id = r->get<int>();
+    doc["rack_name"] = id >= 0 && id < static_cast<int>(config_.racks.size())
+                           ? config_.racks[static_cast<size_t>(id)].name
+                           : std::string();
+  }
+}
+
+nlohmann::json SchedulingService::Describe() const {
+  nlohmann::json d = sched_->Describe(clock_.Now());
+  AddNames(d);
+  return d;
+}
+
+Result<nlohmann::json> SchedulingService::Explain(uint64_t task) const {
+  COPSE_ASSIGN_OR_RETURN(nlohmann::json e,
+                         sched_->Explain(static_cast<scheduler::TaskId>(task), clock_.Now()));
+  AddNames(e);
+  if (auto it = tasks_.find(task); it != tasks_.end()) {
+    e["label"] = it->second.label;
+    e["attempt"] = it->second.attempt;
+  }
+  return e;
+}
+
+nlohmann::json SchedulingService::FlowGraph() const {
+  nlohmann::json g;
+  if (!sched_->policy().FlowGraph(sched_->state(), &g)) return nullptr;
+  AddNames(g);
+  return g;
 }
 
 void SchedulingService::Handle(const scheduler::Event& e) {

@@ -30,6 +30,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -171,6 +172,40 @@ class SchedulingService final : public scheduler::DecisionSink,
   void ResetStats() { latencies_.clear(); }
   const scheduler::Scheduler& scheduler() const { return *sched_; }
 
+  // ---- the HTTP API (master/api.h; on the loop's thread like the rest)
+  struct TaskSummary {
+    uint64_t id = 0;
+    uint64_t job = 0;
+    bool root = false;
+    std::string label;
+    uint32_t attempt = 0;  // launches so far
+    std::string computer;  // where it is placed; "" while it waits
+    std::string state;     // the scheduler's: waiting, start requested, running, kill requested
+  };
+  // Every task the scheduler holds, by job, in task id order.
+  std::map<uint64_t, std::vector<TaskSummary>> TasksByJob() const;
+  // One scheduling round (a Schedule() call) as the API lists it.
+  struct RoundRecord {
+    Timestamp at{0};   // this service's clock
+    Duration wall{0};  // how long the round took
+    size_t decisions = 0;
+    nlohmann::json policy;  // the policy's statistics (Policy::LastRound)
+  };
+  // The latest rounds, oldest first (at most kRoundsKept).
+  static constexpr size_t kRoundsKept = 200;
+  const std::deque<RoundRecord>& rounds() const { return rounds_; }
+  // The scheduler's description (Scheduler::Describe) with computer and
+  // rack names beside their ids.
+  nlohmann::json Describe() const;
+  // Why the task waits or runs where it does (Scheduler::Explain); kNotFound
+  // for a task the scheduler does not hold.
+  Result<nlohmann::json> Explain(uint64_t task) const;
+  // The current flow graph aggregated, or null for a policy without one.
+  nlohmann::json FlowGraph() const;
+  // Adds "computer_name" / "rack_name" beside every integer "computer" /
+  // "rack" field of `doc`, recursively.
+  void AddNames(nlohmann::json& doc) const;
+
   // scheduler::DecisionSink
   Status Apply(const scheduler::Decision& d, Timestamp at) override;
   // scheduler::ChangeObserver
@@ -230,6 +265,7 @@ class SchedulingService final : public scheduler::DecisionSink,
   bool run_posted_ = false;
   std::optional<Timestamp> first_event_;  // the oldest event not yet scheduled
   std::deque<int64_t> latencies_;
+  std::deque<RoundRecord> rounds_;
   std::function<void()> on_recovered_;
   asio::steady_timer wakeup_;
   asio::steady_timer recovery_timer_;

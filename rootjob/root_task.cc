@@ -16,7 +16,8 @@ using proto::SchedulingMessage;
 using Json = nlohmann::json;
 
 std::string Label(const JobDag& dag, const RunId& r) {
-  return fmt::format("{}[{}] v{}", dag.stages[r.vertex.stage].name, r.vertex.index, r.version);
+  return FormatVertexLabel(
+      {dag.stages[r.vertex.stage].name, r.vertex.index, static_cast<uint32_t>(r.version)});
 }
 
 }  // namespace

@@ -88,14 +88,15 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(Topology topology, Schedule
       new Scheduler(std::move(topology), std::move(policy), options.max_running_jobs));
 }
 
-Result<std::unique_ptr<Scheduler>> Scheduler::FromConfig(const ClusterConfig& config,
-                                                         uint64_t seed) {
+Result<std::unique_ptr<Scheduler>> Scheduler::FromConfig(const ClusterConfig& config, uint64_t seed,
+                                                         const Clock* stats_clock) {
   COPSE_ASSIGN_OR_RETURN(Topology topology, TopologyFromConfig(config));
   SchedulerOptions o;
   o.policy = config.scheduler;
   o.max_running_jobs = config.max_running_jobs;
   o.seed = seed;
   o.flow_solver = config.scheduler.solver;
+  o.stats_clock = stats_clock;
   auto s = Create(std::move(topology), std::move(o));
   if (!s.ok()) return s.status().WithContext(config.source.string() + ": [scheduler]");
   return s;

@@ -66,7 +66,10 @@ class Scheduler {
   // Validates the options (policy name, every parameter) and the topology.
   static Result<std::unique_ptr<Scheduler>> Create(Topology topology, SchedulerOptions options);
   // From a cluster config: its topology, [scheduler] table and K.
-  static Result<std::unique_ptr<Scheduler>> FromConfig(const ClusterConfig& config, uint64_t seed);
+  // `stats_clock` (may be null) times the Quincy rounds' phases
+  // (SchedulerOptions::stats_clock).
+  static Result<std::unique_ptr<Scheduler>> FromConfig(const ClusterConfig& config, uint64_t seed,
+                                                       const Clock* stats_clock = nullptr);
 
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

@@ -1,0 +1,147 @@
+// Api: the master's read-only HTTP API under /api/v1 and its dashboard at /
+// (DESIGN.md §13; every field is documented in docs/api.md).
+//
+// Requests never run on the master's event loop and never change its state.
+// Most are answered from a snapshot: every `refresh` the loop copies what the
+// API shows — computers, jobs (status documents, vertex rows, DAG, run
+// timeline), the scheduler's description and its recent rounds — into an
+// immutable Snapshot that request threads share (a job that has not changed
+// since the last snapshot keeps its view). A few need the live state and are
+// too large or too rare to copy every time: a task's explanation, the
+// current flow graph and the DFS listing. Those post one bounded piece of
+// work to the loop (one task; one aggregation; one page of files) and wait
+// for it at most `loop_wait`, answering 503 when the loop is busy beyond it.
+//
+// The dashboard is static files from `dashboard_dir` and JavaScript
+// libraries from Debian packages (node-d3, node-dagre-d3-renderer,
+// libjs-chart.js), served from where those packages install them; nothing is
+// fetched from the internet.
+// Thread-safety: Start, Stop and the refresh timer on the loop's thread;
+// request handlers on the HTTP server's threads read only the snapshot.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "common/status.h"
+#include "master/http_server.h"
+
+namespace copse::master {
+
+class ClusterManager;
+class DfsService;
+class JobService;
+class SchedulingService;
+
+// One vertex as the API's vertex table shows it: its latest run, or where
+// it stands when it has none.
+struct VertexRow {
+  int stage = 0;  // index into the job's stages
+  int index = 0;
+  uint32_t version = 0;
+  uint64_t task = 0;  // 0: never submitted
+  uint32_t attempt = 0;
+  std::string state;  // pending, submitted, launched, running, completed, failed, ...
+  std::string computer;
+  std::string reason;
+  int64_t launched_ms = -1, ended_ms = -1;
+  int64_t read_local = 0, read_rack = 0, read_core = 0;
+  int runs = 0;  // runs of this vertex so far, every version
+};
+
+struct JobView {
+  uint64_t version = 0;  // JobService::Job::version it was built from
+  bool live = false;     // queued or running: rebuilt at every refresh
+  nlohmann::json status;
+  nlohmann::json dag;
+  std::vector<std::string> stage_names;
+  std::vector<VertexRow> vertices;  // by stage, then index
+  nlohmann::json timeline;          // every run, in launch order
+};
+
+struct ApiSnapshot {
+  int64_t taken_ms = 0;  // wall clock
+  nlohmann::json cluster;
+  nlohmann::json jobs;  // the job list
+  std::map<uint64_t, std::shared_ptr<const JobView>> job;
+  nlohmann::json scheduler;
+};
+
+class Api {
+ public:
+  struct Options {
+    std::chrono::milliseconds refresh{500};
+    std::chrono::milliseconds loop_wait{2000};
+    std::chrono::milliseconds holdings_refresh{2000};  // per-computer block counts
+    std::filesystem::path dashboard_dir;
+    std::string token;  // required of clients when non-empty
+  };
+
+  // REQUIRES: every argument outlives the Api.
+  Api(asio::io_context& io, const ClusterConfig& config, const Clock& clock, const Clock& wall,
+      ClusterManager& cluster, DfsService& dfs, JobService& jobs, SchedulingService& scheduling,
+      Options options);
+  ~Api();
+
+  // Takes the first snapshot and starts serving on [http] host and port.
+  Status Start();
+  void Stop();
+  uint16_t port() const { return server_ ? server_->port() : 0; }
+
+  // The snapshot requests read now (tests).
+  std::shared_ptr<const ApiSnapshot> snapshot() const;
+  // Builds and publishes a snapshot now (the refresh timer does it too).
+  void Refresh();
+
+ private:
+  void Routes();
+  void ArmRefresh();
+  nlohmann::json BuildCluster();
+  // Runs `f` on the loop and waits for it at most loop_wait.
+  HttpResponse OnLoop(std::function<HttpResponse()> f);
+
+  HttpResponse Cluster(const HttpRequest& r);
+  HttpResponse Jobs(const HttpRequest& r);
+  HttpResponse JobDoc(const HttpRequest& r);
+  HttpResponse Vertices(const HttpRequest& r);
+  HttpResponse Dag(const HttpRequest& r);
+  HttpResponse Timeline(const HttpRequest& r);
+  HttpResponse Scheduler(const HttpRequest& r);
+  HttpResponse FlowGraph(const HttpRequest& r);
+  HttpResponse Explain(const HttpRequest& r);
+  HttpResponse Dfs(const HttpRequest& r);
+  HttpResponse Static(const HttpRequest& r);
+  HttpResponse Library(const HttpRequest& r);
+
+  asio::io_context& io_;
+  const ClusterConfig& config_;
+  const Clock& clock_;
+  const Clock& wall_;
+  ClusterManager& cluster_;
+  DfsService& dfs_;
+  JobService& jobs_;
+  SchedulingService& scheduling_;
+  Options options_;
+  std::unique_ptr<HttpServer> server_;
+  asio::steady_timer timer_;
+  bool stopped_ = false;
+  mutable std::mutex mu_;
+  std::shared_ptr<const ApiSnapshot> snapshot_;  // guarded by mu_
+  // Per-computer committed replicas, refreshed every holdings_refresh.
+  nlohmann::json holdings_ = nlohmann::json::object();
+  Timestamp holdings_at_{0};
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);
+};
+
+}  // namespace copse::master

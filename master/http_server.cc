@@ -1,0 +1,163 @@
+#include "master/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace copse::master {
+namespace {
+
+void Send(const HttpResponse& r, httplib::Response& res) {
+  res.status = r.status;
+  for (const auto& [k, v] : r.headers) res.set_header(k, v);
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(r.body, r.content_type);
+}
+
+// Compares in time independent of where the strings differ.
+bool SameToken(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string ReasonFor(int status) {
+  switch (status) {
+    case 400:
+      return "bad request";
+    case 404:
+      return "no such path";
+    case 405:
+      return "the API is read-only: only GET and HEAD are served";
+    case 413:
+      return "request body too large";
+    case 414:
+      return "request line too long (at most 8 KiB)";
+    case 431:
+      return "request headers too large";
+    default:
+      return fmt::format("HTTP status {}", status);
+  }
+}
+
+}  // namespace
+
+HttpResponse JsonError(int status, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = nlohmann::json{{"error", message}, {"status", status}}.dump();
+  return r;
+}
+
+struct HttpServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+};
+
+HttpServer::HttpServer(Options options)
+    : options_(std::move(options)), impl_(std::make_unique<Impl>()) {
+  httplib::Server& s = impl_->server;
+  int threads = options_.threads;
+  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  s.set_payload_max_length(options_.max_body_bytes);
+  s.set_read_timeout(5, 0);
+  s.set_write_timeout(5, 0);
+  s.set_keep_alive_max_count(1000);
+  // cpp-httplib gives each connection a thread of the pool for as long as it
+  // is kept alive: an idle browser connection must not hold one for long.
+  s.set_keep_alive_timeout(1);
+  // httplib's default sets SO_REUSEPORT, which would let two masters share a port.
+  s.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  std::string token = options_.token;
+  s.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (auth.rfind(prefix, 0) == 0 && SameToken(auth.substr(prefix.size()), token)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    HttpResponse r = JsonError(401,
+                               "this API requires \"Authorization: Bearer TOKEN\" (the "
+                               "token in the file [http] token_file names)");
+    r.headers.push_back({"WWW-Authenticate", "Bearer"});
+    Send(r, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  auto refuse = [](const httplib::Request&, httplib::Response& res) {
+    HttpResponse r = JsonError(405, ReasonFor(405));
+    r.headers.push_back({"Allow", "GET, HEAD"});
+    Send(r, res);
+  };
+  s.Post(".*", refuse);
+  s.Put(".*", refuse);
+  s.Delete(".*", refuse);
+  s.Patch(".*", refuse);
+  s.Options(".*", refuse);
+  s.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        Send(JsonError(res.status, ReasonFor(res.status)), res);
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  s.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("http: {}: {}", req.path, what);
+        Send(JsonError(500, "internal error: " + what), res);
+      });
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Get(const std::string& pattern, HttpHandler handler) {
+  impl_->server.Get(
+      pattern, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+        HttpRequest r;
+        r.path = req.path;
+        for (const auto& m : req.matches) r.matches.push_back(m.str());
+        r.params.insert(req.params.begin(), req.params.end());
+        Send(handler(r), res);
+      });
+}
+
+Status HttpServer::Start() {
+  httplib::Server& s = impl_->server;
+  if (options_.port == 0) {
+    int port = s.bind_to_any_port(options_.host);
+    if (port <= 0) return Unavailable(fmt::format("http: cannot bind {}", options_.host));
+    port_ = static_cast<uint16_t>(port);
+  } else {
+    if (!s.bind_to_port(options_.host, options_.port)) {
+      return Unavailable(fmt::format(
+          "http: cannot listen on {}:{} (Address already in use, or not an address of this "
+          "computer); set [http] port, or enabled = false",
+          options_.host, options_.port));
+    }
+    port_ = options_.port;
+  }
+  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (!impl_->thread.joinable()) return;
+  impl_->server.stop();
+  impl_->thread.join();
+}
+
+}  // namespace copse::master
