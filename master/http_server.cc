@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
@@ -73,9 +75,13 @@ HttpServer::HttpServer(Options options)
   // is kept alive: an idle browser connection must not hold one for long.
   s.set_keep_alive_timeout(1);
   // httplib's default sets SO_REUSEPORT, which would let two masters share a port.
+  // TCP_NODELAY (inherited by accepted connections): a response's header and
+  // body go out as separate writes, which Nagle's algorithm would hold for
+  // the client's delayed ACK (40 ms a request).
   s.set_socket_options([](int sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
   std::string token = options_.token;
   s.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {

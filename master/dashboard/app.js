@@ -163,6 +163,8 @@ function renderVertices(page) {
       `${page.total ? page.offset + 1 : 0}–${last} of ${page.total}`;
 }
 
+// Drawn on a canvas: a job can have tens of thousands of runs, which as SVG
+// elements would take seconds to lay out at every refresh.
 function renderTimeline(t) {
   const runs = t.runs.filter(r => r.launched_ms >= 0);
   const key = runs.length + ':' + runs.map(r => r.ended_ms).reduce((a, b) => Math.max(a, b), -1)
@@ -170,28 +172,50 @@ function renderTimeline(t) {
   if (key === state.timelineKey) return;
   state.timelineKey = key;
   const now = Date.now();
+  const canvas = document.getElementById('timeline');
   const computers = [...new Set(runs.map(r => r.computer))].sort();
-  const svg = d3.select('#timeline');
-  svg.selectAll('*').remove();
-  const width = document.getElementById('timeline').clientWidth || 900;
-  const lane = 18, left = 70;
-  svg.attr('height', Math.max(40, computers.length * lane + 30));
+  const lane = 18, left = 70, bottom = 24;
+  const width = canvas.parentElement.clientWidth || 900;
+  const height = Math.max(40, computers.length * lane + bottom);
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = width * ratio; canvas.height = height * ratio;
+  canvas.style.width = width + 'px'; canvas.style.height = height + 'px';
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  canvas.dataset.runs = runs.length;
   if (!runs.length) return;
-  const t0 = d3.min(runs, r => r.launched_ms);
-  const t1 = d3.max(runs, r => r.ended_ms < 0 ? now : r.ended_ms);
+  let t0 = Infinity, t1 = -Infinity;
+  for (const r of runs) {
+    t0 = Math.min(t0, r.launched_ms);
+    t1 = Math.max(t1, r.ended_ms < 0 ? now : r.ended_ms);
+  }
   const x = d3.scaleLinear().domain([t0, Math.max(t1, t0 + 1)]).range([left, width - 10]);
-  const y = d3.scaleBand().domain(computers).range([0, computers.length * lane]).padding(0.15);
-  svg.append('g').attr('transform', `translate(0,${computers.length * lane})`)
-      .call(d3.axisBottom(x).ticks(6).tickFormat(ms => ((ms - t0) / 1000).toFixed(1) + ' s'));
-  svg.append('g').attr('transform', `translate(${left},0)`).call(d3.axisLeft(y));
+  const laneOf = new Map(computers.map((c, i) => [c, i]));
   const colour = {completed: '#4a8', running: '#06c', launched: '#06c', failed: '#c33',
                   killed: '#c33', preempted: '#e90', lost: '#999', withdrawn: '#bbb'};
-  svg.append('g').selectAll('rect').data(runs).enter().append('rect')
-      .attr('x', r => x(r.launched_ms))
-      .attr('width', r => Math.max(1, x(r.ended_ms < 0 ? now : r.ended_ms) - x(r.launched_ms)))
-      .attr('y', r => y(r.computer)).attr('height', y.bandwidth())
-      .attr('fill', r => r.root ? '#345' : (colour[r.state] || '#888'))
-      .append('title').text(r => `${r.label} (task ${r.task}.${r.attempt}) ${r.state}`);
+  ctx.font = '11px sans-serif';
+  ctx.fillStyle = '#333';
+  ctx.textBaseline = 'middle';
+  computers.forEach((c, i) => ctx.fillText(c, 4, i * lane + lane / 2));
+  for (const r of runs) {
+    const x0 = x(r.launched_ms), x1 = x(r.ended_ms < 0 ? now : r.ended_ms);
+    ctx.fillStyle = r.root ? '#345' : (colour[r.state] || '#888');
+    ctx.fillRect(x0, laneOf.get(r.computer) * lane + 2, Math.max(1, x1 - x0), lane - 4);
+  }
+  ctx.fillStyle = '#333';
+  ctx.textBaseline = 'top';
+  for (const tick of x.ticks(6)) {
+    ctx.fillText(((tick - t0) / 1000).toFixed(1) + ' s', x(tick) - 10, computers.length * lane + 6);
+  }
+  // What is under the mouse.
+  canvas.onmousemove = e => {
+    const b = canvas.getBoundingClientRect();
+    const px = e.clientX - b.left, lanePos = Math.floor((e.clientY - b.top) / lane);
+    const hit = runs.find(r => laneOf.get(r.computer) === lanePos && x(r.launched_ms) <= px &&
+                          px <= Math.max(x(r.launched_ms) + 1, x(r.ended_ms < 0 ? now : r.ended_ms)));
+    canvas.title = hit ? `${hit.label} (task ${hit.task}.${hit.attempt}) ${hit.state}` : '';
+  };
 }
 
 // An explanation: its summary, its scalar fields, and its lists as tables.
