@@ -191,9 +191,10 @@ int main(int argc, char** argv) {
 
   auto* flow = app.add_subcommand("flow", "min-cost-flow tools (runs copse-flow)");
   flow->prefix_command();
-  auto* bench = app.add_subcommand("bench",
-                                   "benchmark suites: `copse bench SUITE ...` runs "
-                                   "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api)");
+  auto* bench =
+      app.add_subcommand("bench",
+                         "benchmark suites: `copse bench SUITE ...` runs "
+                         "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api)");
   bench->prefix_command();
 
   try {

@@ -535,14 +535,25 @@ std::shared_ptr<const JobView> FindJob(const ApiSnapshot& snap, const HttpReques
 }
 }  // namespace
 
-HttpResponse Api::JobDoc(const HttpRequest& r) {
+// A path of one job that takes no query parameters: the job's view in the
+// snapshot, or the error to answer.
+std::shared_ptr<const JobView> Api::PlainJob(const HttpRequest& r, int64_t* taken_ms,
+                                             HttpResponse* error) const {
   Params p(r, {});
-  if (!p.ok()) return p.error();
-  HttpResponse error;
+  if (!p.ok()) {
+    *error = p.error();
+    return nullptr;
+  }
   auto snap = snapshot();
-  auto job = FindJob(*snap, r, &error);
-  if (!job) return error;
-  return Ok(job->status);
+  *taken_ms = snap->taken_ms;
+  return FindJob(*snap, r, error);
+}
+
+HttpResponse Api::JobDoc(const HttpRequest& r) {
+  int64_t taken = 0;
+  HttpResponse error;
+  auto job = PlainJob(r, &taken, &error);
+  return job ? Ok(job->status) : error;
 }
 
 HttpResponse Api::Vertices(const HttpRequest& r) {
@@ -616,23 +627,18 @@ HttpResponse Api::Vertices(const HttpRequest& r) {
 }
 
 HttpResponse Api::Dag(const HttpRequest& r) {
-  Params p(r, {});
-  if (!p.ok()) return p.error();
+  int64_t taken = 0;
   HttpResponse error;
-  auto snap = snapshot();
-  auto job = FindJob(*snap, r, &error);
-  if (!job) return error;
-  return Ok(job->dag);
+  auto job = PlainJob(r, &taken, &error);
+  return job ? Ok(job->dag) : error;
 }
 
 HttpResponse Api::Timeline(const HttpRequest& r) {
-  Params p(r, {});
-  if (!p.ok()) return p.error();
+  int64_t taken = 0;
   HttpResponse error;
-  auto snap = snapshot();
-  auto job = FindJob(*snap, r, &error);
+  auto job = PlainJob(r, &taken, &error);
   if (!job) return error;
-  return Ok({{"job", job->status["id"]}, {"runs", job->timeline}, {"snapshot_ms", snap->taken_ms}});
+  return Ok({{"job", job->status["id"]}, {"runs", job->timeline}, {"snapshot_ms", taken}});
 }
 
 HttpResponse Api::Scheduler(const HttpRequest& r) {

@@ -111,6 +111,8 @@ class Api {
   // Runs `f` on the loop and waits for it at most loop_wait.
   HttpResponse OnLoop(std::function<HttpResponse()> f);
 
+  std::shared_ptr<const JobView> PlainJob(const HttpRequest& r, int64_t* taken_ms,
+                                          HttpResponse* error) const;
   HttpResponse Cluster(const HttpRequest& r);
   HttpResponse Jobs(const HttpRequest& r);
   HttpResponse JobDoc(const HttpRequest& r);

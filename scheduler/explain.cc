@@ -46,6 +46,16 @@ std::string Num(double v) {
   return s;
 }
 
+std::string Ordinal(size_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    if (n % 10 == 2) suffix = "nd";
+    if (n % 10 == 3) suffix = "rd";
+  }
+  return std::to_string(n) + suffix;
+}
+
 std::string ComputerWords(ComputerId c) { return "computer " + std::to_string(c); }
 
 std::vector<int> FairShares(const ClusterState& s, const std::vector<int>& demand) {

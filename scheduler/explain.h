@@ -34,6 +34,8 @@ std::string PlacementWords(const char* key);
 // A number for a summary: at most three decimals, trailing zeros dropped
 // ("12.5", "14", "0.125").
 std::string Num(double v);
+// "1st", "2nd", "3rd", "11th", ...
+std::string Ordinal(size_t n);
 // "computer 3", "rack 1" (ids; the master adds names beside them).
 std::string ComputerWords(ComputerId c);
 

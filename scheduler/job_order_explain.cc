@@ -43,16 +43,6 @@ const char* OrderWords(JobOrder o) {
   return "";
 }
 
-std::string Ordinal(size_t n) {
-  const char* suffix = "th";
-  if (n % 100 < 11 || n % 100 > 13) {
-    if (n % 10 == 1) suffix = "st";
-    if (n % 10 == 2) suffix = "nd";
-    if (n % 10 == 3) suffix = "rd";
-  }
-  return std::to_string(n) + suffix;
-}
-
 }  // namespace
 
 std::vector<std::pair<JobId, double>> JobOrderPolicy::Backlogged(const ClusterState& s,
@@ -149,7 +139,8 @@ void JobOrderPolicy::Explain(const ClusterState& s, const TaskInfo& t, Timestamp
   } else {
     summary = "waits: every slot is busy; each freed slot goes to the backlogged job with " +
               std::string(OrderWords(options_.order)) + ", and " + job + " is " +
-              Ordinal(at - order.begin() + 1) + " of " + std::to_string(order.size());
+              explain::Ordinal(static_cast<size_t>(at - order.begin() + 1)) + " of " +
+              std::to_string(order.size());
   }
   if (at != order.end() && options_.order == JobOrder::kCfq) {
     summary += " (its F_j = " + Num(at->second) + ", virtual time now " + Num(v_) + ")";

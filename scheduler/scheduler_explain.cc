@@ -13,16 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string Ordinal(size_t n) {
-  const char* suffix = "th";
-  if (n % 100 < 11 || n % 100 > 13) {
-    if (n % 10 == 1) suffix = "st";
-    if (n % 10 == 2) suffix = "nd";
-    if (n % 10 == 3) suffix = "rd";
-  }
-  return std::to_string(n) + suffix;
-}
-
 std::string Jobs(int n) { return std::to_string(n) + (n == 1 ? " job" : " jobs"); }
 
 }  // namespace
@@ -82,7 +72,8 @@ json Scheduler::ExplainQueued(const JobInfo& j, Timestamp now) const {
   e["max_running_jobs"] = max_running_jobs_;
   e["running_jobs"] = running;
   e["finishes_needed"] = finishes;
-  e["summary"] = "waits for admission: job " + std::to_string(j.id) + " is " + Ordinal(position) +
+  e["summary"] = "waits for admission: job " + std::to_string(j.id) + " is " +
+                 explain::Ordinal(position) +
                  " in the admission queue; at most K = " + std::to_string(max_running_jobs_) +
                  " jobs run at once and " + std::to_string(running) + " run now, so " +
                  Jobs(finishes) + " must finish before it is admitted";
