@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <thread>
 
 #include "client/netns.h"
 #include "common/net/auth.h"
@@ -134,6 +136,24 @@ Result<std::string> MasterClient::JobStatus(uint64_t job) {
   COPSE_ASSIGN_OR_RETURN(auto reply,
                          JobCall(Request([&](auto m) { m.initStatus().setJobId(job); })));
   return Document(reply);
+}
+
+Result<std::string> MasterClient::WaitJob(uint64_t job, std::chrono::milliseconds bound,
+                                          std::chrono::milliseconds poll) {
+  for (auto end = std::chrono::steady_clock::now() + bound;
+       std::chrono::steady_clock::now() < end;) {
+    COPSE_ASSIGN_OR_RETURN(std::string text, JobStatus(job));
+    nlohmann::json st = nlohmann::json::parse(text, nullptr, false);
+    std::string state = st.is_object() ? st.value("state", "") : "";
+    if (state == "succeeded") return text;
+    if (state == "failed" || state == "killed") {
+      return Internal(fmt::format("job {} {}: {}", job, state, st.value("failure", "")));
+    }
+    std::this_thread::sleep_for(poll);
+  }
+  return DeadlineExceeded(
+      fmt::format("job {} did not end in {} s", job,
+                  std::chrono::duration_cast<std::chrono::seconds>(bound).count()));
 }
 
 Result<std::string> MasterClient::ListJobs() {

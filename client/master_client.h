@@ -48,6 +48,11 @@ class MasterClient {
   // ---- jobs (JSON documents as the master builds them, docs/jobs.md)
   Result<uint64_t> SubmitJob(const std::string& spec);
   Result<std::string> JobStatus(uint64_t job);
+  // Polls JobStatus every `poll` until the job is over, for at most `bound`:
+  // its last status document when it succeeded; kInternal naming the state
+  // and the failure when it failed or was killed; kDeadlineExceeded after `bound`.
+  Result<std::string> WaitJob(uint64_t job, std::chrono::milliseconds bound,
+                              std::chrono::milliseconds poll = std::chrono::milliseconds(50));
   Result<std::string> ListJobs();
   struct KillOutcome {
     std::string state;

@@ -6,19 +6,82 @@
 #include <netinet/tcp.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <zlib.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 namespace copse::master {
 namespace {
 
-void Send(const HttpResponse& r, httplib::Response& res) {
+// Bodies worth compressing: text the browser will parse, at least 1 KiB.
+bool Compressible(const HttpResponse& r) {
+  const std::string& t = r.content_type;
+  return r.body.size() >= 1024 &&
+         (t.rfind("application/json", 0) == 0 || t.rfind("text/", 0) == 0 ||
+          t.rfind("application/javascript", 0) == 0 || t.rfind("image/svg+xml", 0) == 0);
+}
+
+// Whether the request's Accept-Encoding takes gzip: listed, without q=0.
+bool AcceptsGzip(const std::string& accept) {
+  for (size_t at = 0; at < accept.size();) {
+    size_t end = std::min(accept.find(',', at), accept.size());
+    std::string item;
+    for (size_t i = at; i < end; ++i) {
+      if (accept[i] != ' ' && accept[i] != '\t') item += accept[i];
+    }
+    at = end + 1;
+    if (item != "gzip" && item.rfind("gzip;", 0) != 0) continue;
+    size_t q = item.find(";q=");
+    return q == std::string::npos || std::strtod(item.c_str() + q + 3, nullptr) > 0;
+  }
+  return false;
+}
+
+// gzip at zlib's fastest level: a 500 KB timeline in a few milliseconds, to
+// about a tenth of its size. Empty on failure (the body goes uncompressed).
+std::string Gzip(const std::string& in) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  std::string out(deflateBound(&z, in.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return rc == Z_STREAM_END ? out : std::string();
+}
+
+// `accept` is the request's Accept-Encoding. cpp-httplib would compress by
+// itself, with brotli at its slowest quality when the browser offers "br"
+// (1.2 s for a 500 KB timeline, measured): every content type goes out with
+// a parameter, which its exact-match list never matches, and large bodies
+// are gzipped here instead.
+void Send(const HttpResponse& r, httplib::Response& res, const std::string& accept = "") {
   res.status = r.status;
   for (const auto& [k, v] : r.headers) res.set_header(k, v);
   res.set_header("Cache-Control", "no-store");
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(r.body, r.content_type);
+  std::string type = r.content_type;
+  if (type.find(';') == std::string::npos && type != "application/octet-stream") {
+    type += "; charset=utf-8";
+  }
+  if (Compressible(r)) {
+    res.set_header("Vary", "Accept-Encoding");
+    if (AcceptsGzip(accept)) {
+      std::string packed = Gzip(r.body);
+      if (!packed.empty()) {
+        res.set_header("Content-Encoding", "gzip");
+        res.set_content(packed, type);
+        return;
+      }
+    }
+  }
+  res.set_content(r.body, type);
 }
 
 // Compares in time independent of where the strings differ.
@@ -137,7 +200,7 @@ void HttpServer::Get(const std::string& pattern, HttpHandler handler) {
         r.path = req.path;
         for (const auto& m : req.matches) r.matches.push_back(m.str());
         r.params.insert(req.params.begin(), req.params.end());
-        Send(handler(r), res);
+        Send(handler(r), res, req.get_header_value("Accept-Encoding"));
       });
 }
 

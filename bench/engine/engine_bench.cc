@@ -162,19 +162,10 @@ Result<Floor> SpawnFloor(const std::filesystem::path& program, const std::filesy
 
 // ---- jobs ---------------------------------------------------------------------
 
-// Polls the job's status until it is over; its last status document.
+// Waits for the job to succeed; its last status document.
 Result<Json> WaitForJob(client::MasterClient& master, uint64_t job, std::chrono::seconds bound) {
-  for (auto end = Clock::now() + bound; Clock::now() < end;) {
-    COPSE_ASSIGN_OR_RETURN(std::string text, master.JobStatus(job));
-    Json st = Json::parse(text);
-    std::string state = st["state"];
-    if (state == "succeeded") return st;
-    if (state == "failed" || state == "killed") {
-      return Internal(fmt::format("job {} {}: {}", job, state, st.value("failure", "")));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return DeadlineExceeded(fmt::format("job {} did not end in {} s", job, bound.count()));
+  COPSE_ASSIGN_OR_RETURN(std::string text, master.WaitJob(job, bound));
+  return Json::parse(text);
 }
 
 struct Latencies {
