@@ -1,14 +1,18 @@
 // Runs the real copse-flow executable (directly and as `copse flow ...`):
 // JSON output, exit codes 0/2/3, line numbers in errors, and replay of
-// evolving snapshots.
+// evolving snapshots (its answers against LEMON's).
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "scheduler/flow/dimacs.h"
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/test_graphs.h"
 #include "tests/harness/harness.h"
 
 namespace {
@@ -27,6 +31,14 @@ class CopseFlowCliTest : public ::testing::Test {
 
   // Runs `copse-flow ARGS...`.
   static CommandResult Flow(std::vector<std::string> args) { return RunCopse("copse-flow", args); }
+
+  // The JSON lines of `r`'s output.
+  static std::vector<nlohmann::json> Lines(const CommandResult& r) {
+    std::istringstream lines(r.out);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
 
   TempDir dir_;
 };
@@ -103,9 +115,7 @@ TEST_F(CopseFlowCliTest, ReplayPrintsOneLinePerStep) {
   for (const char* alg : {"race", "incremental", "incremental_cs", "cost_scaling"}) {
     CommandResult r = Flow({"replay", "--check", "--algorithm", alg, s0, s1, s2, s3});
     EXPECT_EQ(r.exit_code, 3) << alg << r.err;  // the last snapshot is infeasible
-    std::istringstream lines(r.out);
-    std::vector<nlohmann::json> steps;
-    for (std::string line; std::getline(lines, line);) steps.push_back(nlohmann::json::parse(line));
+    std::vector<nlohmann::json> steps = Lines(r);
     ASSERT_EQ(steps.size(), 4u) << alg << r.out;
     EXPECT_EQ(steps[0]["cost"], 9);
     EXPECT_EQ(steps[1]["cost"], 6);
@@ -114,9 +124,48 @@ TEST_F(CopseFlowCliTest, ReplayPrintsOneLinePerStep) {
     for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(steps[i]["step"], i);
       EXPECT_EQ(steps[i]["check"], "ok");
-      EXPECT_TRUE(steps[i]["solve_ms"].is_number());
+      for (const char* field : {"solve_ms", "parse_ms", "apply_ms"}) {
+        ASSERT_TRUE(steps[i][field].is_number()) << alg << " " << field << " " << steps[i];
+        EXPECT_GE(steps[i][field].get<double>(), 0) << alg << " " << field;
+      }
       EXPECT_GT(steps[i]["changes"].get<int>(), 0);
     }
+  }
+}
+
+// Snapshots written along random change batches (as `copse bench flow
+// --dimacs-dir` writes them) replay to LEMON's cost at every step, and a
+// snapshot repeated is no change at all.
+TEST_F(CopseFlowCliTest, ReplayOfEvolvingSnapshotsMatchesLemon) {
+  namespace flow = copse::flow;
+  std::mt19937_64 rng(11);
+  flow::FlowGraph g = flow::testing::RandomGraph(flow::testing::Shape::kSparse, 300, 5);
+  std::vector<std::string> files;
+  std::vector<int64_t> lemon_cost;
+  for (int step = 0; step < 6; ++step) {
+    if (step > 0) flow::testing::RandomChanges(g, 30, rng, true);
+    g.CommitChanges();
+    std::ostringstream text;
+    flow::WriteDimacs(g, text);
+    files.push_back(Write("evolving-" + std::to_string(step) + ".min", text.str()));
+    auto oracle = flow::lemon_ref::Solve(g, flow::lemon_ref::Algorithm::kNetworkSimplex);
+    ASSERT_TRUE(oracle.feasible);
+    lemon_cost.push_back(oracle.cost);
+  }
+  files.push_back(files.back());
+  lemon_cost.push_back(lemon_cost.back());
+  for (const char* alg : {"race", "incremental"}) {
+    std::vector<std::string> args = {"replay", "--check", "--algorithm", alg};
+    args.insert(args.end(), files.begin(), files.end());
+    CommandResult r = Flow(args);
+    ASSERT_EQ(r.exit_code, 0) << alg << ": " << r.err;
+    std::vector<nlohmann::json> steps = Lines(r);
+    ASSERT_EQ(steps.size(), files.size()) << alg << r.out;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      EXPECT_EQ(steps[i]["cost"], lemon_cost[i]) << alg << " step " << i;
+      EXPECT_EQ(steps[i]["check"], "ok") << alg << " step " << i;
+    }
+    EXPECT_EQ(steps.back()["changes"], 0) << alg;
   }
 }
 

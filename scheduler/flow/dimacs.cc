@@ -1,5 +1,6 @@
 #include "scheduler/flow/dimacs.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -94,14 +95,106 @@ Status ParseLine(std::string_view text, int line, std::string_view origin, bool&
   return LineError(origin, line, Cat("unknown line type '", f[0], "'"));
 }
 
-// Supplies after moving each arc's lower bound out of the arc.
-std::map<int64_t, int64_t> EffectiveSupplies(const DimacsProblem& p) {
-  std::map<int64_t, int64_t> s = p.supply;
-  for (const DimacsArc& a : p.arcs) {
-    s[a.tail] -= a.low;
-    s[a.head] += a.low;
+// Copies the items of `in` into `out` ordered by key(item) < bound, keeping
+// their order among equal keys.
+template <typename Key>
+void StableCountingSort(const std::vector<uint32_t>& in, uint32_t bound, Key key,
+                        std::vector<uint32_t>& count, std::vector<uint32_t>& out) {
+  count.assign(bound + 1, 0);
+  for (uint32_t x : in) ++count[key(x) + 1];
+  for (uint32_t k = 0; k < bound; ++k) count[k + 1] += count[k];
+  out.resize(in.size());
+  for (uint32_t x : in) out[count[key(x)]++] = x;
+}
+
+// Orders `in` by (tail, head) into `out`, keeping their order within a pair.
+template <typename Tail, typename Head>
+void SortByEnds(SnapshotScratch& s, const std::vector<uint32_t>& in, uint32_t bound, Tail tail,
+                Head head, std::vector<uint32_t>& out) {
+  StableCountingSort(in, bound, head, s.count, s.sorted_tmp);
+  StableCountingSort(s.sorted_tmp, bound, tail, s.count, out);
+}
+
+uint64_t EndsKey(NodeId tail, NodeId head) { return (uint64_t{tail} << 32) | head; }
+
+// Removes the nodes that `next` lacks, then adds or updates the others in id
+// order with their supply after moving the arcs' lower bounds out of them;
+// fills s.tail and s.head with the graph ends of next's arcs.
+void SyncNodes(LoadedProblem& l, const DimacsProblem& next) {
+  FlowGraph& g = l.graph;
+  SnapshotScratch& s = l.scratch;
+  for (auto it = l.node_of.begin(); it != l.node_of.end();) {
+    if (next.supply.count(it->first) == 0) {
+      g.RemoveNode(it->second);
+      it = l.node_of.erase(it);
+    } else {
+      ++it;
+    }
   }
-  return s;
+  // Lower bounds are rare: their supply shifts, by node id, merged below.
+  s.shift.clear();
+  for (const DimacsArc& a : next.arcs) {
+    if (a.low == 0) continue;
+    s.shift.push_back({a.tail, -a.low});
+    s.shift.push_back({a.head, a.low});
+  }
+  std::sort(s.shift.begin(), s.shift.end());
+  size_t k = 0;
+  for (auto [id, supply] : next.supply) {
+    for (; k < s.shift.size() && s.shift[k].first == id; ++k) supply += s.shift[k].second;
+    auto [it, added] = l.node_of.try_emplace(id, kNoId);
+    if (added) {
+      it->second = g.AddNode(supply);
+    } else {
+      g.SetSupply(it->second, supply);
+    }
+  }
+  s.tail.resize(next.arcs.size());
+  s.head.resize(next.arcs.size());
+  for (size_t i = 0; i < next.arcs.size(); ++i) {
+    s.tail[i] = l.node_of.find(next.arcs[i].tail)->second;
+    s.head[i] = l.node_of.find(next.arcs[i].head)->second;
+  }
+}
+
+// Pairs next's arcs with the graph's live arcs of l.arc_of that have the same
+// ends, the k-th with the k-th: s.arc_of[i] is arc i's match or kNoId, and
+// s.stale lists the graph arcs left unpaired.
+void MatchArcs(LoadedProblem& l, const DimacsProblem& next) {
+  const FlowGraph& g = l.graph;
+  SnapshotScratch& s = l.scratch;
+  const uint32_t bound = g.node_id_bound();
+  s.unsorted.clear();
+  for (ArcId a : l.arc_of) {
+    if (g.IsArc(a)) s.unsorted.push_back(a);
+  }
+  SortByEnds(
+      s, s.unsorted, bound, [&](uint32_t a) { return g.tail(a); },
+      [&](uint32_t a) { return g.head(a); }, s.old_sorted);
+  s.unsorted.resize(next.arcs.size());
+  for (uint32_t i = 0; i < s.unsorted.size(); ++i) s.unsorted[i] = i;
+  SortByEnds(
+      s, s.unsorted, bound, [&](uint32_t i) { return s.tail[i]; },
+      [&](uint32_t i) { return s.head[i]; }, s.next_sorted);
+  s.arc_of.assign(next.arcs.size(), kNoId);
+  s.stale.clear();
+  size_t i = 0, j = 0;
+  while (i < s.old_sorted.size() || j < s.next_sorted.size()) {
+    constexpr uint64_t kEnd = ~uint64_t{0};
+    uint32_t a = i < s.old_sorted.size() ? s.old_sorted[i] : 0;
+    uint32_t b = j < s.next_sorted.size() ? s.next_sorted[j] : 0;
+    uint64_t old_key = i < s.old_sorted.size() ? EndsKey(g.tail(a), g.head(a)) : kEnd;
+    uint64_t next_key = j < s.next_sorted.size() ? EndsKey(s.tail[b], s.head[b]) : kEnd;
+    if (old_key == next_key) {
+      s.arc_of[b] = a;
+      ++i, ++j;
+    } else if (old_key < next_key) {
+      s.stale.push_back(a);
+      ++i;
+    } else {
+      ++j;
+    }
+  }
 }
 
 }  // namespace
@@ -131,80 +224,43 @@ Result<DimacsProblem> ReadDimacs(std::istream& in, std::string_view origin) {
 
 Result<LoadedProblem> LoadDimacs(const DimacsProblem& p, std::string_view origin) {
   LoadedProblem out;
-  for (const auto& [id, s] : EffectiveSupplies(p)) out.node_of[id] = out.graph.AddNode(s);
-  for (const DimacsArc& a : p.arcs) {
-    out.arc_of.push_back(
-        out.graph.AddArc(out.node_of[a.tail], out.node_of[a.head], a.cap - a.low, a.cost));
-    out.cost_offset += a.low * a.cost;
-  }
-  (void)origin;
+  auto changes = ApplySnapshot(out, p, origin);
+  if (!changes.ok()) return changes.status();
   return out;
 }
 
 Result<size_t> ApplySnapshot(LoadedProblem& l, const DimacsProblem& next, std::string_view origin) {
   FlowGraph& g = l.graph;
-  std::map<int64_t, int64_t> supplies = EffectiveSupplies(next);
-  for (auto it = l.node_of.begin(); it != l.node_of.end();) {
-    if (supplies.count(it->first) == 0) {
-      g.RemoveNode(it->second);
-      it = l.node_of.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (const auto& [id, s] : supplies) {
-    auto it = l.node_of.find(id);
-    if (it == l.node_of.end()) {
-      l.node_of[id] = g.AddNode(s);
-    } else {
-      g.SetSupply(it->second, s);
-    }
-  }
-  // Current arcs by (tail, head), in order.
-  std::map<std::pair<NodeId, NodeId>, std::vector<ArcId>> current;
-  for (ArcId a : l.arc_of) {
-    if (g.IsArc(a)) current[{g.tail(a), g.head(a)}].push_back(a);
-  }
-  std::map<std::pair<NodeId, NodeId>, size_t> used;
-  std::vector<ArcId> arc_of;
+  SnapshotScratch& s = l.scratch;
+  SyncNodes(l, next);
+  MatchArcs(l, next);
   l.cost_offset = 0;
-  for (const DimacsArc& a : next.arcs) {
-    std::pair<NodeId, NodeId> key{l.node_of[a.tail], l.node_of[a.head]};
-    size_t k = used[key]++;
-    auto it = current.find(key);
-    if (it != current.end() && k < it->second.size()) {
-      ArcId id = it->second[k];
-      g.SetCost(id, a.cost);
-      g.SetCapacity(id, a.cap - a.low);
-      arc_of.push_back(id);
+  for (size_t i = 0; i < next.arcs.size(); ++i) {
+    const DimacsArc& a = next.arcs[i];
+    if (s.arc_of[i] != kNoId) {
+      g.SetCost(s.arc_of[i], a.cost);
+      g.SetCapacity(s.arc_of[i], a.cap - a.low);
     } else {
-      arc_of.push_back(g.AddArc(key.first, key.second, a.cap - a.low, a.cost));
+      s.arc_of[i] = g.AddArc(s.tail[i], s.head[i], a.cap - a.low, a.cost);
     }
     l.cost_offset += a.low * a.cost;
   }
-  for (auto& [key, ids] : current) {
-    for (size_t k = used[key]; k < ids.size(); ++k) g.RemoveArc(ids[k]);
-  }
-  l.arc_of = std::move(arc_of);
+  for (ArcId a : s.stale) g.RemoveArc(a);
+  l.arc_of.swap(s.arc_of);
   (void)origin;
   return g.change_count();
 }
 
 void WriteDimacs(const FlowGraph& g, std::ostream& out, std::string_view comment) {
-  std::vector<int64_t> number(g.node_id_bound(), 0);
-  int64_t n = 0;
-  for (NodeId v = 0; v < g.node_id_bound(); ++v) {
-    if (g.IsNode(v)) number[v] = ++n;
-  }
   std::ostringstream buf;
   if (!comment.empty()) buf << "c " << comment << "\n";
-  buf << "p min " << n << " " << g.arc_count() << "\n";
+  buf << "p min " << g.node_id_bound() << " " << g.arc_count() << "\n";
   for (NodeId v = 0; v < g.node_id_bound(); ++v) {
-    if (g.IsNode(v) && g.supply(v) != 0) buf << "n " << number[v] << " " << g.supply(v) << "\n";
+    if (g.IsNode(v) && g.supply(v) != 0) buf << "n " << v + 1 << " " << g.supply(v) << "\n";
   }
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
     if (!g.IsArc(a)) continue;
-    buf << "a " << number[g.tail(a)] << " " << number[g.head(a)] << " 0 " << g.capacity(a) << " "
+    buf << "a " << g.tail(a) + 1 << " " << g.head(a) + 1 << " 0 " << g.capacity(a) << " "
         << g.cost(a) << "\n";
   }
   out << buf.str();
