@@ -128,4 +128,64 @@ std::vector<double> WeightedFairShares(double slots, const std::vector<PoolDeman
   return out;
 }
 
+const char* QuincyRegimeName(QuincyRegime regime) {
+  switch (regime) {
+    case QuincyRegime::kQ:
+      return "Q";
+    case QuincyRegime::kQP:
+      return "QP";
+    case QuincyRegime::kQF:
+      return "QF";
+    case QuincyRegime::kQFP:
+      return "QFP";
+  }
+  return "?";
+}
+
+std::vector<QuincyJobBounds> QuincyBounds(QuincyRegime regime, int slots, int capacity,
+                                          const std::vector<QuincyJobLoad>& jobs) {
+  const bool preemptive = regime == QuincyRegime::kQP || regime == QuincyRegime::kQFP;
+  const bool fair = regime == QuincyRegime::kQF || regime == QuincyRegime::kQFP;
+  const size_t n = jobs.size();
+  std::vector<int> e(n), f(n);
+  if (fair) {
+    std::vector<JobDemand> demand(n);
+    std::vector<int> running(n);
+    for (size_t i = 0; i < n; ++i) {
+      demand[i] = {jobs[i].tasks, jobs[i].floor, jobs[i].cap};
+      running[i] = jobs[i].running;
+    }
+    std::vector<int> shares = QuincyFairShares(slots, demand);
+    if (!preemptive) {
+      shares = NonPreemptiveShares(std::max(slots, Sum(running)), shares, running);
+    }
+    e = f = shares;
+  } else {
+    int total = 0;
+    for (const QuincyJobLoad& j : jobs) total += j.tasks;
+    for (size_t i = 0; i < n; ++i) {
+      f[i] = std::min(jobs[i].tasks, jobs[i].cap);
+      e[i] = total <= slots ? f[i] : std::min(1, f[i]);
+      e[i] = std::min(f[i], std::max(e[i], jobs[i].floor));
+    }
+  }
+  int need = 0;
+  std::vector<int> pinned(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (!preemptive) {
+      pinned[i] = jobs[i].running;
+      f[i] = std::max(f[i], jobs[i].running);
+    }
+    need += std::max(e[i], pinned[i]);
+  }
+  for (size_t k = n; k-- > 0 && need > capacity;) {
+    int cut = std::min(need - capacity, std::max(e[k], pinned[k]) - pinned[k]);
+    e[k] = std::max(e[k], pinned[k]) - cut;
+    need -= cut;
+  }
+  std::vector<QuincyJobBounds> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = {std::min(e[i], f[i]), f[i]};
+  return out;
+}
+
 }  // namespace copse::scheduler

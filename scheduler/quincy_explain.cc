@@ -27,20 +27,6 @@ using ArcTo = QuincyGraph::ArcTo;
 
 namespace {
 
-const char* RegimeName(QuincyRegime r) {
-  switch (r) {
-    case QuincyRegime::kQ:
-      return "Q";
-    case QuincyRegime::kQP:
-      return "QP";
-    case QuincyRegime::kQF:
-      return "QF";
-    case QuincyRegime::kQFP:
-      return "QFP";
-  }
-  return "?";
-}
-
 // θ in milli-units, rounded as the policy rounds it (quincy_policy.cc).
 int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
 
@@ -547,7 +533,7 @@ void QuincyExplainer::Explain(const TaskInfo& t, Timestamp now, json& e) const {
 
 void QuincyExplainer::Describe(json& out) const {
   const QuincyOptions& o = p_.options_;
-  out["parameters"] = {{"regime", RegimeName(o.regime)},
+  out["parameters"] = {{"regime", QuincyRegimeName(o.regime)},
                        {"preemption", p_.preemptive()},
                        {"fairness", p_.fair()},
                        {"omega", o.costs.omega},

@@ -1,7 +1,6 @@
 #include "scheduler/quincy_policy.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "scheduler/fair_share.h"
 #include "scheduler/flow/solvers.h"
@@ -151,61 +150,25 @@ void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
 
 void QuincyPolicy::UpdateBounds(const ClusterState& s) {
   const std::vector<JobId>& jobs = s.admitted_jobs();
-  const size_t n = jobs.size();
-  std::vector<int> tasks(n), running(n), e(n), f(n);
-  int total = 0;
-  for (size_t i = 0; i < n; ++i) {
-    tasks[i] = static_cast<int>(graph_.job_tasks(jobs[i]));
-    running[i] = s.job(jobs[i]).placed;
-    total += tasks[i];
+  std::vector<QuincyJobLoad> load(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobInfo& job = s.job(jobs[i]);
+    load[i].tasks = static_cast<int>(graph_.job_tasks(jobs[i]));
+    load[i].running = job.placed;
+    load[i].floor = job.attributes.min_tasks.value_or(0);
+    load[i].cap = job.attributes.max_tasks.value_or(QuincyJobLoad{}.cap);
   }
-  const int m = s.WorkerSlots();
-  if (fair()) {
-    std::vector<JobDemand> demand(n);
-    for (size_t i = 0; i < n; ++i) {
-      const JobAttributes& a = s.job(jobs[i]).attributes;
-      demand[i] = {tasks[i], a.min_tasks.value_or(0), a.max_tasks.value_or(JobDemand{}.cap)};
-    }
-    std::vector<int> shares = QuincyFairShares(m, demand);
-    if (!preemptive()) {
-      int run = std::accumulate(running.begin(), running.end(), 0);
-      shares = NonPreemptiveShares(std::max(m, run), shares, running);
-    }
-    e = f = shares;
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      const JobAttributes& a = s.job(jobs[i]).attributes;
-      f[i] = std::min(tasks[i], a.max_tasks.value_or(tasks[i]));
-      e[i] = total <= m ? f[i] : std::min(1, f[i]);
-      e[i] = std::min(f[i], std::max(e[i], a.min_tasks.value_or(0)));
-    }
-  }
-  // What the network can hold: capacity left after placed roots. Lower
-  // bounds beyond it (with running tasks pinned) are lowered, latest job first.
+  // What the network can hold: capacity left after placed roots.
   int capacity = 0;
   for (ComputerId c = 0; c < s.num_computers(); ++c) capacity += graph_.computer_capacity(c);
   for (JobId j : jobs) {
     const JobInfo& job = s.job(j);
     if (job.root_task != kNoTask && s.task(job.root_task).placed()) --capacity;
   }
-  int need = 0;
-  std::vector<int> pinned(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (!preemptive()) {
-      pinned[i] = running[i];
-      f[i] = std::max(f[i], running[i]);
-    }
-    need += std::max(e[i], pinned[i]);
-  }
-  for (size_t k = n; k-- > 0 && need > capacity;) {
-    int cut = std::min(need - capacity, std::max(e[k], pinned[k]) - pinned[k]);
-    e[k] = std::max(e[k], pinned[k]) - cut;
-    need -= cut;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    e[i] = std::min(e[i], f[i]);
-    graph_.SetJobBounds(jobs[i], e[i], f[i]);
-    bounds_[jobs[i]] = {e[i], f[i]};
+  std::vector<QuincyJobBounds> b = QuincyBounds(options_.regime, s.WorkerSlots(), capacity, load);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    graph_.SetJobBounds(jobs[i], b[i].e, b[i].f);
+    bounds_[jobs[i]] = {b[i].e, b[i].f};
   }
   graph_.BalanceSink();
 }

@@ -55,14 +55,13 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "scheduler/fair_share.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/policy.h"
 #include "scheduler/quincy_costs.h"
 #include "scheduler/quincy_graph.h"
 
 namespace copse::scheduler {
-
-enum class QuincyRegime { kQ, kQP, kQF, kQFP };
 
 struct QuincyOptions {
   QuincyRegime regime = QuincyRegime::kQFP;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -38,6 +39,7 @@ using nlohmann::json;
 
 struct Options {
   std::string scale = "a";
+  std::string regime = "QFP";
   int steps = 10;
   uint64_t seed = 1;
   std::vector<std::string> scratch = {"cost_scaling", "relaxation", "race_scratch", "race"};
@@ -209,17 +211,24 @@ struct Runner {
 
   void WriteDimacs(const flow::FlowGraph& g, int step) {
     if (opt.dimacs_dir.empty()) return;
-    std::ofstream out(opt.dimacs_dir + "/" + opt.scale + "-" + std::to_string(step) + ".min");
+    const std::string path =
+        opt.dimacs_dir + "/" + opt.scale + "-" + std::to_string(step) + ".min";
+    std::ofstream out(path);
     flow::WriteDimacs(g, out,
                       "copse-bench-flow scale " + opt.scale + " step " + std::to_string(step));
+    out.flush();
+    Expect(out.good(), "cannot write " + path);
   }
 
   int Run() {
     auto t = Clock::now();
-    QuincyWorkload w(ScaleSpec(opt.scale), opt.seed);
-    std::printf("scale %s: %u nodes, %u arcs, %d tasks, %d slots (generated in %.0f ms)\n",
-                opt.scale.c_str(), w.graph().node_count(), w.graph().arc_count(), w.live_tasks(),
-                w.total_slots(), MsSince(t));
+    QuincyScaleSpec spec = ScaleSpec(opt.scale).value();
+    spec.regime = ParseRegime(opt.regime).value();
+    QuincyWorkload w(spec, opt.seed);
+    std::printf(
+        "scale %s, regime %s: %u nodes, %u arcs, %d tasks, %d slots (generated in %.0f ms)\n",
+        opt.scale.c_str(), opt.regime.c_str(), w.graph().node_count(), w.graph().arc_count(),
+        w.live_tasks(), w.total_slots(), MsSince(t));
     WriteDimacs(w.graph(), 0);
     int64_t cost0 = RunScratch(w.graph(), 0, std::nullopt);
     if (!opt.lemon.empty()) RunLemon(w.graph(), 0, cost0);
@@ -252,7 +261,12 @@ struct Runner {
                   {"solve_ms", ms},
                   {"cost", sol.cost},
                   {"changes", changes},
-                  {"running", w.running_tasks()}};
+                  {"running", w.running_tasks()},
+                  {"live", w.live_tasks()}};
+        if (w.burst_tasks() > 0) {
+          r["burst_tasks"] = w.burst_tasks();
+          r["burst_running_before"] = w.burst_running();
+        }
         if (auto* race = dynamic_cast<flow::RacingSolver*>(inc[i].get())) RecordRace(*race, r);
         if (auto* s = dynamic_cast<flow::IncrementalSolver*>(inc[i].get())) {
           r["potential_moves"] = s->stats().potential_moves;
@@ -360,16 +374,15 @@ struct Runner {
       }
       if (ms.empty()) continue;
       std::sort(ms.begin(), ms.end());
-      std::printf("  %-18s median %9.2f ms  p90 %9.2f ms  max %9.2f ms\n", name.c_str(),
-                  ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
+      auto at = [&](size_t pct) { return ms[std::min(ms.size() - 1, ms.size() * pct / 100)]; };
+      std::printf(
+          "  %-18s median %9.2f ms  p90 %9.2f ms  p99 %9.2f ms  max %9.2f ms  (%zu steps)\n",
+          name.c_str(), ms[ms.size() / 2], at(90), at(99), ms.back(), ms.size());
     }
     std::printf("peak RSS %ld MiB\n", PeakRssMiB());
     if (!opt.json_path.empty()) {
-      json doc = {{"scale", opt.scale},
-                  {"seed", opt.seed},
-                  {"steps", opt.steps},
-                  {"peak_rss_mib", PeakRssMiB()},
-                  {"records", records}};
+      json doc = {{"scale", opt.scale}, {"regime", opt.regime},         {"seed", opt.seed},
+                  {"steps", opt.steps}, {"peak_rss_mib", PeakRssMiB()}, {"records", records}};
       std::ofstream(opt.json_path) << doc.dump(1) << "\n";
     }
   }
@@ -383,6 +396,9 @@ int main(int argc, char** argv) {
   auto& o = runner.opt;
   CLI::App app{"Times Copse's and LEMON's min-cost-flow solvers on Quincy-shaped graphs"};
   app.add_option("--scale", o.scale, "a, b, c, d, e (issue 4), or t / tburst (tiny)");
+  app.add_option("--regime", o.regime,
+                 "fairness regime setting the jobs' bounds: Q, QP, QF, QFP (default QFP, the "
+                 "scheduler's)");
   app.add_option("--steps", o.steps, "change steps after the first solve");
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--scratch", o.scratch, "solvers timed from scratch on the first graph")
@@ -407,11 +423,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  const std::vector<std::string> scales = {"a", "b", "c", "d", "e", "t", "tburst"};
-  if (std::find(scales.begin(), scales.end(), o.scale) == scales.end()) {
-    std::fprintf(stderr, "copse-bench-flow: unknown --scale '%s' (a, b, c, d, e, t, tburst)\n",
-                 o.scale.c_str());
-    return 2;
+  for (const copse::Status& st :
+       {copse::bench::ScaleSpec(o.scale).status(), copse::bench::ParseRegime(o.regime).status()}) {
+    if (!st.ok()) {
+      std::fprintf(stderr, "copse-bench-flow: %s\n", st.ToString().c_str());
+      return 2;
+    }
+  }
+  if (!o.dimacs_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.dimacs_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "copse-bench-flow: --dimacs-dir %s: %s\n", o.dimacs_dir.c_str(),
+                   ec.message().c_str());
+      return 2;
+    }
   }
   if (o.lemon.size() == 1 && (o.lemon[0].empty() || o.lemon[0] == "none")) o.lemon.clear();
   if (o.scratch.size() == 1 && (o.scratch[0].empty() || o.scratch[0] == "none")) o.scratch.clear();

@@ -1,31 +1,36 @@
-// QuincyWorkload: an evolving Quincy scheduling graph (Quincy appendix,
-// Figure 4) for the solver benchmarks and tests, with costs from the one
-// Quincy cost function (scheduler/quincy_costs.h) in DESIGN.md §5 units.
-//
-// Nodes: a sink S, a cluster aggregator X, a rack aggregator per rack, a
-// node per computer (capacity = its slots), per job an unscheduled node U_j
-// and a root task pinned to a computer, and a node per worker task with arcs
-// to U_j (wait cost), X (worst-case data cost), its preferred racks and
-// computers, and the computer it runs on (cost falling with running time).
-// Fairness as Quincy's unfair-with-preemption policy: E_j = 1, F_j = N_j.
+// QuincyWorkload: an evolving Quincy scheduling graph for the solver
+// benchmarks and tests, built by the scheduler's own code: the network is a
+// scheduler::QuincyGraph (the Quincy appendix's Figure 4 as the policy keeps
+// it), every task's costs come from ComputeQuincyCosts, its locality from
+// rootjob::ComputeLocality over synthetic block replicas, and each job's
+// allocation bounds E_j, F_j from scheduler::QuincyBounds under the
+// configured fairness regime (QFP, the scheduler's default, unless the spec
+// says otherwise). So whenever every task fits, every regime forces all of
+// them to run, as the scheduler does; above that, QF/QFP run each job at
+// exactly its fair share.
 //
 // Each Step() advances the clock by one second (every waiting task's wait
 // cost rises, every running task's continuation cost falls), finishes a
-// share of the running tasks and submits as many new ones, and updates the
-// graph in place through FlowGraph's change-recording edits. ApplySolution()
-// reads placements from a solved flow (Firmament Listing 1) and marks tasks
+// share of the running tasks and submits as many new ones (and, at the
+// first step, the burst job if the spec has one), and updates the graph in
+// place through FlowGraph's change-recording edits. ApplySolution() reads
+// placements from a solved flow (Firmament Listing 1) and marks tasks
 // running or waiting. Deterministic for a given spec and seed.
 // Thread-safety: none.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "scheduler/fair_share.h"
 #include "scheduler/flow/flow_graph.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/quincy_costs.h"
+#include "scheduler/quincy_graph.h"
+#include "scheduler/topology.h"
 
 namespace copse::bench {
 
@@ -39,84 +44,76 @@ struct QuincyScaleSpec {
   double initially_running = 1.0;  // share of tasks placed before the first solve (slots allowing)
   double churn = 0.01;             // share of tasks finishing and arriving per step
   int burst_tasks = 0;             // a job of this many tasks arrives in the first step...
-  int burst_racks = 3;             // ...with all its data in this many racks
+  int burst_racks = 4;             // ...with all its data in this many racks
+  scheduler::QuincyRegime regime = scheduler::QuincyRegime::kQFP;
 };
 
-// Scales (a)-(e) of the issue; "t" is a tiny one for tests.
-// REQUIRES: name is one of a, b, c, d, e, t.
-QuincyScaleSpec ScaleSpec(const std::string& name);
+// Scales (a)-(e) of the issue; "t" and "tburst" are tiny ones for tests.
+// kInvalidArgument for any other name.
+Result<QuincyScaleSpec> ScaleSpec(const std::string& name);
+// "Q", "QP", "QF" or "QFP"; kInvalidArgument otherwise.
+Result<scheduler::QuincyRegime> ParseRegime(const std::string& name);
 
 class QuincyWorkload {
  public:
   QuincyWorkload(const QuincyScaleSpec& spec, uint64_t seed,
                  scheduler::QuincyCostParams params = {});
 
-  flow::FlowGraph& graph() { return graph_; }
-  const flow::FlowGraph& graph() const { return graph_; }
+  flow::FlowGraph& graph() { return quincy_->graph(); }
+  const flow::FlowGraph& graph() const { return quincy_->graph(); }
+  const scheduler::QuincyGraph& quincy() const { return *quincy_; }
 
   // Marks tasks running where the flow places them and waiting otherwise.
   void ApplySolution(const flow::FlowSolution& solution);
-  // One second passes: churn, burst (first step only), cost updates.
+  // One second passes: churn, burst (first step only), costs and bounds.
   void Step();
 
   int running_tasks() const { return running_; }
   int live_tasks() const { return static_cast<int>(live_.size()); }
   int total_slots() const { return total_slots_; }
+  // Tasks of the burst job, and how many of them the last ApplySolution placed.
+  int burst_tasks() const;
+  int burst_running() const;
 
  private:
-  struct Computer {
-    int rack;
-    int slots;
-    flow::NodeId node;
-  };
-  struct Job {
-    flow::NodeId unscheduled;
-    flow::ArcId unscheduled_arc;
-    flow::NodeId root;
-    flow::ArcId root_arc;
-    int root_computer = -1;  // -1 until the root is placed (its arc goes to X)
-    int workers = 0;
-  };
   struct Task {
-    int job = -1;
-    flow::NodeId node = flow::kNoId;
+    scheduler::JobId job = 0;
     scheduler::TaskLocality locality;
     scheduler::TaskTimes times;
-    int running_on = -1;              // computer index
-    int assigned = -1;                // computer from the last ApplySolution
-    std::vector<flow::ArcId> arcs;    // U, X, racks..., computers...
-    flow::ArcId extra = flow::kNoId;  // arc to a non-preferred computer it runs on
+    scheduler::ComputerId running_on = scheduler::kNoComputer;
+    scheduler::ComputerId assigned = scheduler::kNoComputer;
     int live_pos = -1;
+  };
+  struct Job {
+    scheduler::TaskId root = scheduler::kNoTask;
+    scheduler::ComputerId root_computer = scheduler::kNoComputer;
+    int tasks = 0;
+    int running = 0;
   };
 
   void BuildCluster();
-  int AddJob(int root_computer);
+  scheduler::JobId AddJob(scheduler::ComputerId root_computer);
   scheduler::TaskLocality MakeLocality(int64_t bytes, const std::vector<int>& racks);
-  int AddTask(int job, bool burst);
-  void RemoveTask(int t);
-  void UpdateJobArcs(int j);
-  void UpdateTaskCosts(Task& t);
-  void SetRunning(int t, int computer);
+  void AddTask(scheduler::JobId job, bool burst);
+  void RemoveTask(scheduler::TaskId t);
+  void SetRunning(scheduler::TaskId t, scheduler::ComputerId c);
   void PlaceInitially();
+  // Every task's costs for its current state and times, and the bounds.
+  void Refresh();
 
   QuincyScaleSpec spec_;
   scheduler::QuincyCostParams params_;
   std::mt19937_64 rng_;
-  flow::FlowGraph graph_;
-  flow::NodeId sink_ = 0, cluster_ = 0;
-  std::vector<flow::NodeId> rack_nodes_;
+  scheduler::Topology topology_;
+  std::unique_ptr<scheduler::QuincyGraph> quincy_;
   std::vector<std::vector<int>> rack_computers_;
-  std::vector<Computer> computers_;
+  std::vector<int> rack_of_;
   std::vector<int> free_slots_;
-  std::vector<Job> jobs_;
-  std::vector<Task> tasks_;
-  std::vector<int> free_tasks_;
-  std::vector<int> live_;
-  std::vector<int> task_of_node_;  // NodeId -> task index or -1
-  std::vector<int> root_of_node_;  // NodeId -> job index or -1
-  std::vector<flow::NodeId> machine_nodes_;
+  std::vector<Job> jobs_;                // JobId = index
+  std::vector<Task> tasks_;              // TaskId = index (roots have an empty entry)
+  std::vector<scheduler::TaskId> live_;  // worker tasks in the graph
   std::vector<double> job_weight_;
-  int64_t sink_demand_ = 0;
+  scheduler::JobId burst_job_ = -1;
   int running_ = 0;
   int total_slots_ = 0;
   int steps_ = 0;

@@ -14,11 +14,18 @@
 namespace copse::bench {
 namespace {
 
-void RunSteps(const std::string& scale, uint64_t seed, int steps) {
-  QuincyWorkload w(ScaleSpec(scale), seed);
+QuincyScaleSpec Spec(const std::string& scale,
+                     scheduler::QuincyRegime regime = scheduler::QuincyRegime::kQFP) {
+  QuincyScaleSpec s = ScaleSpec(scale).value();
+  s.regime = regime;
+  return s;
+}
+
+void RunSteps(const QuincyScaleSpec& spec, uint64_t seed, int steps) {
+  QuincyWorkload w(spec, seed);
   std::map<std::string, std::unique_ptr<flow::FlowSolver>> solvers;
   for (const std::string& name : flow::SolverNames()) {
-    if (name == "ssp" && scale == "a") continue;  // slow from scratch under ASan
+    if (name == "ssp" && spec.name == "a") continue;  // slow from scratch under ASan
     auto s = flow::MakeSolver(name);
     ASSERT_TRUE(s.ok());
     solvers[name] = std::move(*s);
@@ -42,14 +49,48 @@ void RunSteps(const std::string& scale, uint64_t seed, int steps) {
   }
 }
 
+// Every regime, with and without a burst.
 TEST(QuincyWorkloadTest, SolversAgreeWithLemonOnTinyClusters) {
-  for (uint64_t seed = 1; seed <= 12; ++seed) RunSteps(seed % 2 ? "t" : "tburst", seed, 10);
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    RunSteps(Spec(seed % 2 ? "t" : "tburst", scheduler::kQuincyRegimes[seed % 4]), seed, 10);
+  }
 }
 
-TEST(QuincyWorkloadTest, SolversAgreeWithLemonAtScaleA) { RunSteps("a", 42, 3); }
+TEST(QuincyWorkloadTest, SolversAgreeWithLemonAtScaleA) { RunSteps(Spec("a"), 42, 3); }
+
+// Placement is forced as the scheduler's fair-share regime forces it: when
+// every task fits, all of them run, the burst included, at the first solve
+// after it arrives; when they do not, every worker slot is used.
+TEST(QuincyWorkloadTest, FairRegimesForcePlacement) {
+  for (int tasks : {10, 80}) {
+    QuincyScaleSpec spec = Spec("tburst");
+    spec.slots_min = spec.slots_max = 2;  // 48 slots, 5 of them for the roots
+    spec.tasks = tasks;
+    QuincyWorkload w(spec, 3);
+    auto solver = flow::MakeSolver("race");
+    ASSERT_TRUE(solver.ok());
+    flow::FlowSolution sol;
+    for (int step = 0; step < 4; ++step) {
+      ASSERT_TRUE((*solver)->Solve(w.graph(), &sol, nullptr).ok());
+      w.graph().CommitChanges();
+      w.ApplySolution(sol);
+      const int worker_slots = w.total_slots() - (step == 0 ? 4 : 5);
+      EXPECT_EQ(w.running_tasks(), std::min(w.live_tasks(), worker_slots))
+          << tasks << " tasks, step " << step;
+      if (step >= 1 && tasks == 10) {
+        EXPECT_GT(w.burst_tasks(), 20);  // 30, less those churn finished
+        EXPECT_EQ(w.burst_running(), w.burst_tasks()) << "step " << step;
+      }
+      w.Step();
+    }
+  }
+  EXPECT_FALSE(ScaleSpec("z").ok());
+  EXPECT_FALSE(ParseRegime("QX").ok());
+  EXPECT_EQ(ParseRegime("QF").value(), scheduler::QuincyRegime::kQF);
+}
 
 TEST(QuincyWorkloadTest, StepsChurnTasksAndChangeMostCosts) {
-  QuincyWorkload w(ScaleSpec("a"), 7);
+  QuincyWorkload w(Spec("a"), 7);
   auto solver = flow::MakeSolver("race");
   ASSERT_TRUE(solver.ok());
   flow::FlowSolution sol;
