@@ -307,7 +307,7 @@ class ConfigParser {
       if (key == "policy") {
         cfg_.scheduler.policy = r.String("policy", "QFP");
       } else if (key == "solver") {
-        cfg_.scheduler.solver = r.String("solver", "incremental");
+        cfg_.scheduler.solver = r.String("solver", kSchedulerSolver);
       } else {
         cfg_.scheduler.params[key] = r.Number(key, 0, -1e18, 1e18);
       }

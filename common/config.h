@@ -65,11 +65,17 @@ struct DfsConfig {
   bool sync_on_close = true;
 };
 
+// The min-cost-flow solver of the scheduler and the simulators unless
+// [scheduler] solver names another (scheduler/flow/solvers.h): deterministic,
+// one solver rather than a race (DESIGN.md §5; docs/flow.md "Which solver").
+// `copse flow` defaults to the fastest, flow::kDefaultSolver.
+inline constexpr const char* kSchedulerSolver = "incremental";
+
 struct SchedulerConfig {
   std::string policy = "QFP";
   // The min-cost-flow solver of the Quincy policies (scheduler/flow/solvers.h
   // names); the master's [scheduler] solver key.
-  std::string solver = "incremental";
+  std::string solver = kSchedulerSolver;
   // Numeric policy parameters as written in [scheduler]; each policy checks
   // the names it knows (scheduler/), so a typo is reported there.
   std::map<std::string, double> params;

@@ -47,7 +47,7 @@ class PolicyParams {
 struct PolicyContext {
   const Topology* topology = nullptr;
   uint64_t seed = 1;
-  std::string flow_solver = "incremental";
+  std::string flow_solver = kSchedulerSolver;
   const Clock* stats_clock = nullptr;
 };
 

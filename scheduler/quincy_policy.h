@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/config.h"
 #include "scheduler/fair_share.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/policy.h"
@@ -67,7 +68,7 @@ struct QuincyOptions {
   QuincyRegime regime = QuincyRegime::kQFP;
   QuincyCostParams costs;
   Duration round_interval{1'000'000};
-  std::string solver = "incremental";
+  std::string solver = kSchedulerSolver;
   const Clock* stats_clock = nullptr;  // times round phases; may be null
 };
 

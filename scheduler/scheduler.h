@@ -46,7 +46,7 @@ struct SchedulerOptions {
   // Min-cost-flow algorithm for the Quincy policies (scheduler/flow/solvers.h
   // names). The incremental one is deterministic and the default; a racing
   // solver would make decisions depend on thread timing.
-  std::string flow_solver = "incremental";
+  std::string flow_solver = kSchedulerSolver;
   // Measures Quincy round phases for benchmarks; never consulted for
   // decisions. May be null.
   const Clock* stats_clock = nullptr;

@@ -48,7 +48,7 @@ namespace copse::sim {
 struct ScaleOptions {
   ClusterConfig config;       // topology (computers, racks, slots); network unused
   SchedulerConfig scheduler;  // policy and parameters (a Quincy policy for flow solvers)
-  std::string flow_solver = "incremental";
+  std::string flow_solver = kSchedulerSolver;
   uint64_t seed = 1;
   // Offered load: arrivals bring utilisation x slots / mean_task_s tasks per
   // second; min(utilisation, 1) x slots run at time 0. Above 1 the cluster

@@ -36,7 +36,7 @@ struct SimOptions {
   SchedulerConfig scheduler;  // policy name and parameters
   int max_running_jobs = 10;  // K
   uint64_t seed = 1;
-  std::string flow_solver = "incremental";  // one fixed solver (no race)
+  std::string flow_solver = kSchedulerSolver;
   CostModel costs = PaperCostModel();
   double scale = 1.0;  // the instances' input sizes: the paper's times this (apps/instances.h)
   double max_time_s = 400'000;     // give up (kDeadlineExceeded) past this simulated time

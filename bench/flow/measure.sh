@@ -2,10 +2,11 @@
 # Runs the min-cost-flow measurements quoted in docs/flow.md, one scale at a
 # time, each capped in wall time. Usage: bench/flow/measure.sh OUTDIR [SCALES...]
 # (default scales: a b c cmem d e; cmem = scale c with the default solver alone,
-# for its peak memory; ainc binc cinc = incremental solvers only, run 4).
+# for its peak memory; binc = the scheduler's solver at b).
 # Needs `scripts/build.sh release copse copse-bench-flow`.
-# From-scratch times at a and b are the median of 3 runs (--repeat 3), Copse
-# and LEMON alike; larger scales run once.
+# From-scratch times at a are the median of 3 runs (--repeat 3), Copse and
+# LEMON alike; larger scales run once. Pass --regime Q (or QP, QF) through
+# REGIME=Q to measure another regime.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: bench/flow/measure.sh OUTDIR [SCALES...]}
@@ -16,30 +17,28 @@ mkdir -p "$out"
 copse="$root/build/release/bin/copse"
 for s in "${scales[@]}"; do
   case "$s" in
+    # Every scale runs the scheduler's own regime (QFP: each job at exactly
+    # its fair share, every task forced to run whenever all fit) to the steady
+    # state: 40 steps or more, median, p99 and maximum per step; every step's
+    # flow is checked against its potentials, and LEMON's cost every 10 steps.
     a) args=(--scale a --steps 50 --lemon-every 10 --repeat 3
-             --scratch cost_scaling,relaxation,race,race_always
-             --incremental race,race_always,incremental_auto,incremental,incremental_cs,relaxation) ;;
-    b) args=(--scale b --steps 10 --lemon-every 5 --repeat 3
-             --scratch cost_scaling,relaxation,race,race_always
-             --incremental race,race_always,incremental,incremental_cs) ;;
-    c) args=(--scale c --steps 5 --scratch cost_scaling,relaxation,race
-             --incremental race,race_always,incremental_cs,relaxation) ;;
+             --scratch cost_scaling,relaxation,race
+             --incremental race,incremental,incremental_local,incremental_cs) ;;
+    b) args=(--scale b --steps 40 --lemon-every 10
+             --scratch cost_scaling,race
+             --incremental race,incremental,incremental_local,incremental_cs) ;;
+    c) args=(--scale c --steps 40 --lemon-every 20 --lemon ns --scratch cost_scaling,race
+             --incremental race) ;;
     cmem) args=(--scale c --steps 3 --scratch none --lemon none --incremental race) ;;
-    d) args=(--scale d --steps 3 --lemon-every 1 --lemon ns,cs --scratch cost_scaling,race
-             --incremental race,race_always,incremental_cs) ;;
-    e) args=(--scale e --steps 3 --lemon ns,cs --scratch cost_scaling,race
-             --incremental race,incremental_cs) ;;
-    # Incremental solvers only (run 4): the persistent incremental_local next to
-    # the solvers it is compared with, in the same process.
-    ainc) args=(--scale a --steps 100 --scratch none --lemon none
-                --incremental race,incremental_local,incremental,incremental_auto,incremental_cs) ;;
-    binc) args=(--scale b --steps 10 --scratch none --lemon none
-                --incremental race,incremental_local,incremental,incremental_cs) ;;
-    cinc) args=(--scale c --steps 3 --scratch none --lemon none
-                --incremental race,incremental_local,relaxation) ;;
+    d) args=(--scale d --steps 40 --lemon-every 20 --lemon ns --scratch race
+             --incremental race) ;;
+    e) args=(--scale e --steps 40 --lemon-every 20 --lemon ns --scratch race
+             --incremental race) ;;
+    # The scheduler's solver (copse::kSchedulerSolver) where it is slow.
+    binc) args=(--scale b --steps 40 --scratch none --lemon none --incremental incremental) ;;
     *) echo "unknown scale $s" >&2; exit 2 ;;
   esac
   echo "== $s: copse bench flow ${args[*]} --json $out/$s.json  ($(date -u +%H:%M:%S), $(cut -d' ' -f1-3 /proc/loadavg))"
-  timeout 1500 "$copse" bench flow "${args[@]}" --json "$out/$s.json" > "$out/$s.txt" 2>&1
+  timeout 1500 "$copse" bench flow "${args[@]}" --regime "${REGIME:-QFP}" --json "$out/$s.json" > "$out/$s.txt" 2>&1
   echo "   exit $? ($(date -u +%H:%M:%S))"
 done

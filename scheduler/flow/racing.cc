@@ -204,6 +204,10 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   int first = hedged ? leader_ : 0;
   double delay_ms =
       hedged ? std::max(options_.hedge_min_ms, options_.hedge_factor * leader_ms_) : 0.0;
+  if (hedged && options_.probe_every > 0 && leader_alone_ >= options_.probe_every) {
+    stats_.probe = true;
+    delay_ms = 0;
+  }
   const int crawler = options_.hedge_factor > 0 ? options_.crawler : -1;
   bool start_second = true;
   if (crawler >= 0 && !hedged) {
@@ -261,6 +265,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
     cv_.wait(lock, [this] { return job_done_; });
   }
   stats_.second_start_ms = second_start_ms;
+  leader_alone_ = second_start_ms >= 0 || stats_.probe ? 0 : leader_alone_ + 1;
   if (check_congestion && late.ms > 0) {
     stats_.congestion = late.congestion;
     stats_.estimate_ms = late.ms;

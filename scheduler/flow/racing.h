@@ -18,6 +18,13 @@
 // unless RaceOptions::first_leader is set: then that contestant starts alone
 // and the other joins after first_delay_ms.
 //
+// A hedged leader that keeps answering before the deadline keeps the other
+// contestant idle even when the other has become much faster (a forced
+// placement made incremental repair slow while relaxation from scratch
+// stayed fast: docs/flow.md "Start here"). With RaceOptions::probe_every = N,
+// after N hedged solves in a row without the other contestant, the next
+// solve starts both at once; whichever answers first leads from then on.
+//
 // With RaceOptions::crawler set (the default race: relaxation), the racer
 // keeps that contestant away from problems it is known to crawl on. Before a
 // race without a leader, and before the crawler would join a hedged race
@@ -60,6 +67,9 @@ struct RaceOptions {
   int crawler = -1;
   double congestion_threshold = 0.1;
   double join_after_estimates = 128;
+  // Hedged races only: after this many solves in a row in which only the
+  // leader ran, the next starts both contestants at once; 0: never.
+  int probe_every = 0;
 };
 
 // How congested a problem is: route every unit of supply along its cheapest
@@ -92,6 +102,7 @@ class RacingSolver final : public FlowSolver {
     double congestion = -1;         // the congestion estimate made for this solve; -1: none
     double estimate_ms = 0;         // the time it took
     bool crawler_kept_out = false;  // the crawler did not run because of it
+    bool probe = false;             // both started at once (RaceOptions::probe_every)
   };
 
   RacingSolver(std::string name, std::unique_ptr<FlowSolver> first,
@@ -120,6 +131,7 @@ class RacingSolver final : public FlowSolver {
   FlowSolution result_[2];  // the contestants' answers
   int leader_ = -1;         // the last winner (hedged races start it first)
   double leader_ms_ = 0;    // its last solve time
+  int leader_alone_ = 0;    // hedged solves in a row in which only the leader ran
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -86,6 +86,38 @@ TEST(RacingSolverTest, HedgedLeaderThatAnswersInTimeRunsAlone) {
   EXPECT_TRUE(CheckSolution(g, sol).ok());
 }
 
+// A leader that always answers in time would keep the other idle for good:
+// every probe_every solves both start at once, and a faster other takes the lead.
+TEST(RacingSolverTest, HedgedRacesProbeTheOtherContestantPeriodically) {
+  // a: wins the first race, then blocks from the probe on; b: blocks while
+  // only a runs (never called then), solves once probed.
+  auto* a = new ScriptedSolver("a", {true, true, true, true, false, true});
+  auto* b = new ScriptedSolver("b", {false, true, true});
+  RaceOptions o;
+  o.hedge_factor = 1e9;  // the deadline never passes in this test
+  o.probe_every = 3;
+  RacingSolver race("race", std::unique_ptr<FlowSolver>(a), std::unique_ptr<FlowSolver>(b), o);
+  FlowGraph g = testing::RandomGraph(testing::Shape::kSparse, 30, 8);
+  FlowSolution sol;
+  // Solve 1: no leader, both start, a wins. Solves 2-4: a alone.
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+    EXPECT_EQ(race.last_winner(), "a") << i;
+    EXPECT_FALSE(race.stats().probe) << i;
+  }
+  EXPECT_EQ(b->calls(), 1);
+  // Solve 5: three in a row with a alone, so both start; a blocks, b wins.
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_TRUE(race.stats().probe);
+  EXPECT_EQ(race.last_winner(), "b");
+  EXPECT_TRUE(CheckSolution(g, sol).ok());
+  // Solve 6: b leads alone now.
+  ASSERT_TRUE(race.Solve(g, &sol, nullptr).ok());
+  EXPECT_EQ(race.last_winner(), "b");
+  EXPECT_FALSE(race.stats().probe);
+  EXPECT_EQ(a->calls(), 5);
+}
+
 TEST(RacingSolverTest, SmallGraphsAreSolvedByTheSoloContestantAlone) {
   auto* a = new ScriptedSolver("a", {});
   auto* b = new ScriptedSolver("b", {true, true});

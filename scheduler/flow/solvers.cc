@@ -97,7 +97,10 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     // contestants at every size (docs/flow.md has both measured).
     RaceOptions race;
     // `race_hedged` is `race` without the size threshold (tests).
-    if (name != "race_always") race.hedge_factor = kHedgeFactor;
+    if (name != "race_always") {
+      race.hedge_factor = kHedgeFactor;
+      race.probe_every = kProbeEvery;
+    }
     // RaceOptions::first_leader stays off: measured, it helps (b) and
     // costs (c) from scratch (docs/flow.md, run 3b).
     if (name == "race") race.solo_below_arcs = kSoloBelowArcs;

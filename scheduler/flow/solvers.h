@@ -15,8 +15,10 @@ namespace copse::flow {
 
 // Names accepted by MakeSolver, default first.
 std::vector<std::string> SolverNames();
-// The default solver: Firmament's race of relaxation (from scratch) and
-// incremental cost scaling (docs/flow.md has the measurements behind it).
+// The default of `copse flow` and the benchmarks, the fastest: Firmament's
+// race of relaxation (from scratch) and incremental cost scaling
+// (docs/flow.md has the measurements behind it). The scheduler uses one
+// deterministic solver instead, copse::kSchedulerSolver (common/config.h).
 inline constexpr std::string_view kDefaultSolver = "race";
 // Graphs with fewer arcs than this are solved by the default race's
 // incremental contestant alone, which routes them by successive shortest
@@ -25,6 +27,10 @@ inline constexpr uint32_t kSoloBelowArcs = 100000;
 // The default race is hedged (RaceOptions::hedge_factor): the second
 // contestant starts after this many times the last winner's solve time.
 inline constexpr double kHedgeFactor = 2.0;
+
+// The default race starts both contestants at once after this many solves
+// in a row in which only the leader ran (RaceOptions::probe_every).
+inline constexpr int kProbeEvery = 2;
 
 // A new solver by name; kInvalidArgument for an unknown name.
 Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name);
