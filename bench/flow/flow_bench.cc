@@ -24,6 +24,7 @@
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/incremental.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/leaf_ssp.h"
 #include "scheduler/flow/local_ssp.h"
 #include "scheduler/flow/network_simplex.h"
 #include "scheduler/flow/racing.h"
@@ -312,6 +313,32 @@ struct Runner {
           r["build_ms"] = ns.build_ms;
           r["pivot_ms"] = ns.pivot_ms;
           r["emit_ms"] = ns.emit_ms;
+          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
+        }
+        if (auto* s = dynamic_cast<flow::LeafSspSolver*>(inc[i].get())) {
+          const flow::LeafSspSolver::Stats& ls = s->stats();
+          r["full_sync"] = ls.full_sync;
+          r["synced"] = ls.synced;
+          r["leaves"] = ls.leaves;
+          r["dirty_leaves"] = ls.dirty_leaves;
+          r["placed"] = ls.placed;
+          r["hub_moves"] = ls.hub_moves;
+          r["leaf_moves"] = ls.leaf_moves;
+          r["core_fixes"] = ls.core_fixes;
+          r["excess_units"] = ls.excess_units;
+          r["phases"] = ls.phases;
+          r["settled"] = ls.settled;
+          r["scanned"] = ls.scanned;
+          r["leaf_events"] = ls.leaf_events;
+          r["stale_keys"] = ls.stale_keys;
+          r["paths"] = ls.paths;
+          r["drained"] = ls.drained;
+          r["retracted"] = ls.retracted;
+          r["sync_ms"] = ls.sync_ms;
+          r["repair_ms"] = ls.repair_ms;
+          r["search_ms"] = ls.search_ms;
+          r["route_ms"] = ls.route_ms;
+          r["emit_ms"] = ls.emit_ms;
           if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::LocalSspSolver*>(inc[i].get())) {

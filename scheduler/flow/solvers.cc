@@ -2,6 +2,7 @@
 
 #include "scheduler/flow/cost_scaling.h"
 #include "scheduler/flow/incremental.h"
+#include "scheduler/flow/leaf_ssp.h"
 #include "scheduler/flow/local_ssp.h"
 #include "scheduler/flow/network_simplex.h"
 #include "scheduler/flow/racing.h"
@@ -24,6 +25,7 @@ std::vector<std::string> SolverNames() {
           "incremental_relax",
           "incremental_cs_local",
           "incremental_local",
+          "incremental_leaf",
           "incremental_tiered",
           "network_simplex",
           "cost_scaling",
@@ -77,6 +79,7 @@ Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name) {
     return std::unique_ptr<FlowSolver>(new IncrementalSolver(o));
   }
   if (name == "incremental_local") return std::unique_ptr<FlowSolver>(new LocalSspSolver());
+  if (name == "incremental_leaf") return std::unique_ptr<FlowSolver>(new LeafSspSolver());
   // The persistent incremental_local below kSoloBelowArcs (measured 2.3-2.5x
   // faster than incremental_auto at scale (a), slower above: docs/flow.md
   // run 4i), loaded from incremental_auto's first answer; incremental_auto

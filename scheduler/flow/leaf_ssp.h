@@ -1,0 +1,296 @@
+// LeafSspSolver: incremental successive shortest paths that keeps the
+// scheduling graph's tasks out of its searches (issue 16).
+//
+// A leaf is a node with no incoming arc and a supply of one: every task and
+// root of the Quincy graph. It sends its one unit down one of its arcs, and
+// sits at that arc's head, its hub (U_j for a waiting task, a computer for a
+// running one). The residual network through a leaf at hub u is a set of
+// arcs u -> v, one for each other arc w -> v of the leaf, with reduced cost
+//     exit(w, v) = (cost(w, v) + p(v)) - (cost(w, u) + p(u)),
+// so a leaf needs no potential of its own (it takes cost(w, u) + p(u) when a
+// solution is emitted) and the flow is optimal exactly when every residual
+// arc between non-leaves has a non-negative reduced cost and every leaf's
+// cheapest exit does. The other nodes — the unscheduled, cluster, rack and
+// computer aggregators and the sink, a few thousand where the tasks are a
+// hundred thousand — form the core, and only the core is searched: each hub
+// keeps its leaves in a heap (HubHeaps) keyed by a lower bound on
+//     key(w) = min over w's other arcs v of (cost(w, v) + p(v)) - cost(w, u),
+// and when a search settles the hub at distance d, its leaves enter the
+// search one at a time, in key order, at distance d + key - p(u). A search
+// ends at the radius where it has reached enough deficit, so the leaves
+// whose exits cost more than that — most waiting tasks, nearly every
+// running one — are never looked at. Potentials only rise in a search, so a
+// key stays a lower bound as hub potentials rise; when one is found stale it
+// is recomputed and the leaf put back in place.
+//
+// A solve reads only the graph's change record:
+//   1. sync: each changed arc and node is brought up to date in the kept
+//      copy; nodes are (re)classified as leaves or core;
+//   2. repair: a leaf whose unit was freed takes its cheapest exit; a leaf
+//      whose exit became cheaper than where it sits (a waiting task's wait
+//      cost rose) is absorbed by lowering its hub's potential when the
+//      hub's other arcs allow it — one move per unscheduled node absorbs a
+//      clock tick for the whole job — and is moved to its cheapest exit
+//      otherwise; a violated core arc is saturated or emptied;
+//   3. route: multi-source Dijkstra over the core from the nodes with
+//      excess, stopping once the deficits reached can absorb the excess;
+//      potentials rise on the settled nodes, and flow goes along the
+//      search tree to each deficit it reached; repeated until no excess
+//      is left;
+//   4. emit: the flow of every arc and the potentials (a leaf's derived).
+// Reduced-cost optimality holds between any two of these steps, so a
+// cancelled or infeasible solve leaves a valid pseudoflow that the next
+// solve continues from. The first solve, a solve after the change record
+// was lost, and Adopt() load the state from a full solution (cost scaling
+// from scratch for the first).
+//
+// Thread-safety: one thread per object; the graph is only read.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/hub_heaps.h"
+#include "scheduler/flow/radix_heap.h"
+#include "scheduler/flow/solver.h"
+#include "scheduler/flow/wide.h"
+
+namespace copse::flow {
+
+class LeafSspSolver final : public FlowSolver {
+ public:
+  struct Stats {
+    bool warm = false;           // started from kept state
+    bool full_sync = false;      // the change record was not usable
+    uint64_t synced = 0;         // arcs and nodes synced
+    uint64_t leaves = 0;         // leaves after the sync
+    uint64_t dirty_leaves = 0;   // leaves whose arcs changed
+    uint64_t placed = 0;         // leaves without a unit placed at their cheapest exit
+    uint64_t hub_moves = 0;      // hubs whose potential fell to absorb their leaves' changes
+    uint64_t leaf_moves = 0;     // violated leaves moved to their cheapest exit
+    uint64_t core_fixes = 0;     // violated core arcs saturated or emptied
+    uint64_t retracted = 0;      // deficits moved downstream
+    int64_t excess_units = 0;    // units of excess left for routing
+    uint64_t phases = 0;         // searches
+    uint64_t settled = 0;        // core nodes settled, all searches
+    uint64_t scanned = 0;        // core arcs scanned, all searches
+    uint64_t leaf_events = 0;    // leaves that entered a search
+    uint64_t stale_keys = 0;     // leaf keys found stale and recomputed in a search
+    uint64_t paths = 0;          // augmenting paths
+    uint64_t drained = 0;        // units a source sent out through its own leaves
+    double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
+    double search_ms = 0;  // route_ms spent searching
+  };
+
+  LeafSspSolver() = default;
+  std::string_view name() const override { return "incremental"; }
+  Status Solve(const FlowGraph& graph, FlowSolution* out, const CancelFlag* cancel) override;
+  void Adopt(const FlowGraph& graph, const FlowSolution& solution) override;
+  const Stats& stats() const { return stats_; }
+
+  // Test hook: OK when the kept state equals what a rebuild from `graph`
+  // with the kept flow gives (arc copies, excesses, total cost), leaves are
+  // classified as the graph says, every leaf sits in its hub's heap under a
+  // key no larger than its true key, and every residual core arc and every
+  // leaf's cheapest exit has a non-negative reduced cost; otherwise
+  // kInternal naming the first difference.
+  Status CheckState(const FlowGraph& graph) const;
+
+ private:
+  // 32 bytes: an arc's copy and its flow share half a cache line.
+  struct ArcCopy {
+    int64_t cost = 0;
+    int64_t capacity = 0;
+    int64_t flow = 0;
+    NodeId tail = kNoId;  // kNoId: no live arc has this id
+    NodeId head = kNoId;
+    bool alive() const { return tail != kNoId; }
+  };
+  // A leaf's cheapest exit: the arc and cost(w, v) + p(v).
+  struct Exit {
+    ArcId arc = kNoId;
+    int64_t price = 0;
+  };
+
+  // ---- state (leaf_ssp.cc) ----
+  void Resize(const FlowGraph& g);
+  void LoadSolution(const FlowGraph& g, const FlowSolution& sol);
+  void Reload(const FlowGraph& g);
+  void SyncArc(const FlowGraph& g, ArcId a);
+  void SyncNode(const FlowGraph& g, NodeId n);
+  void LeafCostChanged(ArcId a, int64_t old_cost);
+  void NoteCost(int64_t cost);
+  void SetFlow(ArcId a, int64_t f);
+  void Pend(NodeId n) { pending_.push_back(n); }
+  void LinkAdjacent(ArcId a);
+  void UnlinkAdjacent(ArcId a);
+  void LinkFlow(ArcId a);
+  void UnlinkFlow(ArcId a);
+  void Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n);
+  bool LeafShape(NodeId n) const;
+  void Classify(NodeId n);
+  void MakeLeaf(NodeId n);
+  void MakeCore(NodeId n);
+  // The cheapest of w's arcs other than `except` with room (arc kNoId: none).
+  Exit CheapestExit(NodeId w, ArcId except) const;
+  // cost(w, v) + p(v) of leaf w's cheapest exit, less the cost of the arc
+  // it sits on (kNoExit when it has none); minus its hub's potential, the
+  // exit's reduced cost. REQUIRES: at_[w] != kNoId.
+  int64_t Key(NodeId w) const;
+  int64_t LeafPotential(NodeId w) const;
+  // Puts leaf w's unit on arc `to`; heaps are the caller's.
+  void MoveLeaf(NodeId w, ArcId to);
+  Status CheckMagnitudes(const FlowGraph& g);
+  Status Emit(const FlowGraph& g, FlowSolution* out);
+
+  // ---- repair (leaf_ssp_repair.cc) ----
+  void Repair();
+  void PlaceFresh(NodeId n);
+  void RefreshLeaf(NodeId w);
+  void NoteViolated(NodeId w, int64_t key);
+  void CheckHub(NodeId u);
+  bool LowerHub(NodeId u, int64_t need);
+  void FixCoreArc(ArcId a);
+  void RetractDeficits();
+
+  // ---- route (leaf_ssp_route.cc) ----
+  Status Route(const CancelFlag* cancel);
+  void Drain(NodeId u);
+  int64_t CollectSources(bool& stranded);
+  bool Search(int64_t total, const CancelFlag* cancel);
+  void Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind);
+  void LeafEvent(NodeId u, int64_t key);
+  void Augment();
+  int64_t StepResidual(NodeId v) const;
+
+  // ---- blocking flow (leaf_ssp_flow.cc) ----
+  void GroupEntered();
+  bool Admissible(NodeId u, ArcId a, uint8_t kind, NodeId& v) const;
+  bool NextArc(NodeId u, ArcId& a, uint8_t& kind);
+  bool BuildLevels();
+  void BlockingFlow();
+
+  static constexpr int64_t kNoExit = std::numeric_limits<int64_t>::max() / 4;
+  // Hubs with more arcs than this never move their potential in the repair.
+  static constexpr size_t kHubDegree = 4096;
+  // Deficits move downstream from nodes with at most this many arcs (a
+  // computer; not an aggregator with an arc from every task it prefers).
+  static constexpr size_t kRetractDegree = 256;
+  // A hub with violated leaves is lowered if it has at most this many arcs
+  // per violated leaf (or kRetractDegree).
+  static constexpr size_t kScanPerViolation = 16;
+  // A search that has reached some deficit stops once it has settled twice
+  // as many nodes as when it reached the last one, plus this many, without
+  // reaching another: the phase then routes what it found rather than
+  // sweeping the rest of the graph for deficits far away.
+  static constexpr size_t kSearchSlack = 64;
+
+  CostScalingSolver cold_;
+  Stats stats_;
+  bool has_state_ = false;
+  uint64_t revision_ = 0;
+  uint64_t edits_seen_ = 0;  // the graph's edit_count() at the last sync
+  bool repair_all_ = false;  // a solve stopped before its repair
+
+  // Kept state, by ArcId / NodeId.
+  std::vector<ArcCopy> arcs_;
+  std::vector<int64_t> pot_;  // core nodes only (a leaf's is derived)
+  std::vector<int64_t> excess_;
+  std::vector<int64_t> supply_;
+  std::vector<uint8_t> node_alive_;
+  std::vector<uint8_t> leaf_;  // 1: the node is a leaf
+  std::vector<ArcId> at_;      // a leaf's arc carrying its unit (kNoId: none)
+  uint64_t leaf_count_ = 0;
+  HubHeaps hubs_;              // the leaves at each hub that holds any
+  Wide cost_ = 0;              // sum of flow * cost over live arcs
+  Wide capacity_ = 0;          // sum of live arcs' capacities
+  Wide supply_sum_ = 0;        // sum of live nodes' supplies
+  Wide abs_supply_ = 0;        // sum of |supply|
+  int64_t max_abs_cost_ = 0;   // an upper bound on |cost| of the live arcs...
+  bool max_exact_ = true;      // ...exact when this is true
+  std::vector<NodeId> pending_;  // core nodes that may hold a nonzero excess
+  // Per core node, the arcs into it from core nodes that carry flow (its
+  // backward residual arcs), as an intrusive doubly-linked list by ArcId.
+  std::vector<ArcId> fin_first_;            // by NodeId
+  std::vector<ArcId> fin_next_, fin_prev_;  // by ArcId
+  // Per node, the ids of its live arcs other than self-loops, out and in,
+  // as compact arrays kept in step with the graph (swap-remove by position).
+  std::vector<std::vector<ArcId>> out_, in_;  // by NodeId
+  std::vector<uint32_t> out_pos_, in_pos_;    // by ArcId
+
+  // Per-solve work lists; a node is on a list while its flag is set.
+  enum : uint8_t {
+    kReclassify = 1,
+    kDirty = 2,
+    kHubHit = 4,
+    kFresh = 8,
+    kLoose = 16,
+    kReceived = 32,
+    kShifted = 64,
+    kRetract = 128,
+  };
+  std::vector<uint8_t> flags_;      // by NodeId
+  std::vector<NodeId> reclassify_;  // nodes whose degree or supply changed
+  std::vector<NodeId> fresh_;       // nodes added in this batch
+  std::vector<NodeId> dirty_;       // leaves whose arcs changed
+  std::vector<ArcId> check_;        // core arcs added or changed
+  std::vector<NodeId> loose_;       // leaves whose unit is on no arc
+  std::vector<NodeId> violated_;    // leaves whose cheapest exit undercuts their hub
+  std::vector<NodeId> hubs_hit_;    // their hubs...
+  std::vector<int64_t> need_;       // ...how far each would have to fall...
+  std::vector<uint32_t> violations_;  // ...and for how many leaves
+  std::vector<NodeId> received_;    // nodes that received drained units
+  std::vector<NodeId> shifted_;     // hubs whose leaves' arcs got dearer...
+  std::vector<int64_t> shift_;      // ...by at most this much
+  std::vector<NodeId> work_;        // RetractDeficits' work list
+  std::vector<NodeId> taken_;       // CheckHub's violated leaves
+
+  // The search, epoch-stamped by NodeId.
+  enum : uint8_t { kRoot, kForward, kBackward, kViaLeaf };
+  struct Label {
+    int64_t dist = 0;
+    uint32_t seen = 0;     // == stamp_: dist is set in this search
+    uint32_t done = 0;     // == stamp_: settled in this search
+    ArcId arc = kNoId;     // the arc it was reached by...
+    NodeId prev = kNoId;   // ...from this core node...
+    uint8_t kind = kRoot;  // ...forwards, backwards, or through the arc's leaf
+  };
+  std::vector<Label> label_;
+  uint32_t stamp_ = 0;
+  static constexpr uint32_t kEvent = 0x80000000u;  // a heap value: a hub's next leaf
+  RadixHeap heap_;
+  std::vector<NodeId> settled_;    // core nodes settled in this search, in order
+  std::vector<NodeId> entered_;    // leaves taken out of their heaps by this search...
+  std::vector<int64_t> entry_key_;  // ...by NodeId: the exact key each entered with...
+  std::vector<NodeId> entry_hub_;   // ...at this hub
+  std::vector<NodeId> sources_;
+  int64_t radius_ = 0;
+
+  // The blocking flow. Leaves that entered the last search, listed by hub
+  // (valid where entered_mark_ == stamp_); levels (valid where level_mark_
+  // == level_stamp_; -2: a dead end); each node's current arc.
+  std::vector<uint32_t> entered_mark_;
+  std::vector<NodeId> entered_first_;  // by hub
+  std::vector<NodeId> entered_next_;   // by leaf
+  std::vector<int32_t> level_;
+  std::vector<uint32_t> level_mark_;
+  uint32_t level_stamp_ = 0;
+  struct Cursor {
+    uint8_t stage = 0;     // 0: out arcs, 1: flow-in list, 2: entered leaves' exits
+    uint32_t pos = 0;      // index in out_ (0) or in the leaf's out_ (2); an arc (1)
+    NodeId leaf = kNoId;   // stage 2: the leaf
+  };
+  std::vector<Cursor> cursor_;
+  std::vector<NodeId> queue_;
+  struct Step {
+    ArcId arc;
+    uint8_t kind;
+    NodeId from;
+  };
+  std::vector<Step> steps_;
+};
+
+}  // namespace copse::flow

@@ -1,0 +1,293 @@
+// LeafSspSolver's route: successive shortest paths over the core, with each
+// hub's leaves entering a search in the order of their keys.
+#include <algorithm>
+#include <chrono>
+
+#include "scheduler/flow/leaf_ssp.h"
+
+namespace copse::flow {
+
+void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind) {
+  Label& l = label_[v];
+  if (l.done == stamp_) return;
+  if (l.seen != stamp_ || dist < l.dist) {
+    l.seen = stamp_;
+    l.dist = dist;
+    l.arc = arc;
+    l.prev = prev;
+    l.kind = kind;
+    heap_.Push(dist, v);
+  }
+}
+
+// The next leaf of settled hub u enters the search (popped at `key`): its
+// key is checked first, and a stale one is recomputed and the hub's next
+// leaf scheduled instead. Entering, the leaf leaves the heap for the rest of
+// the search and each of its other arcs reaches its head at
+//     dist(u) + cost(w, v) + p(v) - cost(w, u) - p(u).
+void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
+  if (hubs_.Empty(u)) return;
+  const NodeId w = hubs_.Top(u);
+  const int64_t du = label_[u].dist;
+  const int64_t exact = Key(w);
+  if (exact > hubs_.key(w)) {
+    hubs_.Update(w, exact);
+    ++stats_.stale_keys;
+  } else {
+    hubs_.Remove(w);
+    entered_.push_back(w);
+    entry_key_[w] = exact;
+    entry_hub_[w] = u;
+    ++stats_.leaf_events;
+    const ArcId at = at_[w];
+    const int64_t base = du - pot_[u] - arcs_[at].cost;
+    for (ArcId a : out_[w]) {
+      const ArcCopy& c = arcs_[a];
+      if (a == at || c.flow >= c.capacity) continue;
+      Relax(c.head, base + c.cost + pot_[c.head], a, u, kViaLeaf);
+    }
+  }
+  if (!hubs_.Empty(u)) {
+    heap_.Push(std::max(key, du + hubs_.key(hubs_.Top(u)) - pot_[u]), u | kEvent);
+  }
+}
+
+// Multi-source Dijkstra over the core from sources_, stopping once the
+// deficits settled can absorb `total`; settled nodes' potentials rise by
+// (radius - distance), which keeps every reduced cost non-negative and makes
+// the search tree's arcs zero. Returns false when no deficit was reached.
+bool LeafSspSolver::Search(int64_t total, const CancelFlag* cancel) {
+  if (++stamp_ == 0) {
+    for (Label& l : label_) l.seen = l.done = 0;
+    stamp_ = 1;
+  }
+  heap_.Clear();
+  settled_.clear();
+  for (NodeId s : sources_) {
+    Label& l = label_[s];
+    l.seen = stamp_;
+    l.dist = 0;
+    l.arc = kNoId;
+    l.prev = kNoId;
+    l.kind = kRoot;
+    heap_.Push(0, s);
+  }
+  int64_t reached = 0;
+  size_t last_deficit = 0;  // settled_.size() when the last deficit was settled
+  uint64_t scanned = 0;
+  while (!heap_.Empty()) {
+    auto [d, item] = heap_.Pop();
+    if ((item & kEvent) != 0) {
+      LeafEvent(item & ~kEvent, d);
+      continue;
+    }
+    const NodeId u = item;
+    Label& lu = label_[u];
+    if (lu.done == stamp_ || d > lu.dist) continue;
+    lu.done = stamp_;
+    settled_.push_back(u);
+    radius_ = d;
+    if ((settled_.size() & 0x3fff) == 0 && IsCancelled(cancel)) break;
+    if (excess_[u] < 0) {
+      reached += -excess_[u];
+      last_deficit = settled_.size();
+      if (reached >= total) break;
+    } else if (reached > 0 && settled_.size() > 2 * last_deficit + kSearchSlack) {
+      break;  // no deficit for a while: route what was found
+    }
+    const int64_t du = d - pot_[u];
+    for (ArcId a : out_[u]) {
+      ++scanned;
+      const ArcCopy& c = arcs_[a];
+      if (c.flow < c.capacity) Relax(c.head, du + c.cost + pot_[c.head], a, u, kForward);
+    }
+    for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
+      ++scanned;
+      const ArcCopy& c = arcs_[a];
+      Relax(c.tail, du - c.cost + pot_[c.tail], a, u, kBackward);
+    }
+    if (!hubs_.Empty(u)) heap_.Push(std::max(d, d + hubs_.key(hubs_.Top(u)) - pot_[u]), u | kEvent);
+  }
+  stats_.settled += settled_.size();
+  stats_.scanned += scanned;
+  if (reached == 0) return false;
+  for (NodeId u : settled_) pot_[u] += radius_ - label_[u].dist;
+  return true;
+}
+
+// How much more can go along the search-tree step into v.
+int64_t LeafSspSolver::StepResidual(NodeId v) const {
+  const Label& l = label_[v];
+  const ArcCopy& c = arcs_[l.arc];
+  switch (l.kind) {
+    case kForward:
+      return c.capacity - c.flow;
+    case kBackward:
+      return c.flow;
+    case kViaLeaf: {
+      // The leaf must still sit where the search found it.
+      const ArcId at = at_[c.tail];
+      return at != kNoId && arcs_[at].head == l.prev && c.flow < c.capacity ? 1 : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+// Sends flow from the sources down the search tree to every deficit it
+// settled, each path as much as its ends and steps allow.
+void LeafSspSolver::Augment() {
+  for (NodeId x : settled_) {
+    if (excess_[x] >= 0) continue;
+    int64_t delta = -excess_[x];
+    NodeId u = x;
+    while (label_[u].kind != kRoot && delta > 0) {
+      delta = std::min(delta, StepResidual(u));
+      u = label_[u].prev;
+    }
+    if (delta <= 0 || label_[u].kind != kRoot) continue;
+    delta = std::min(delta, excess_[u]);
+    if (delta <= 0) continue;
+    for (NodeId v = x; label_[v].kind != kRoot; v = label_[v].prev) {
+      const Label& l = label_[v];
+      const ArcId a = l.arc;
+      switch (l.kind) {
+        case kForward:
+          SetFlow(a, arcs_[a].flow + delta);
+          break;
+        case kBackward:
+          SetFlow(a, arcs_[a].flow - delta);
+          break;
+        default:
+          MoveLeaf(arcs_[a].tail, a);  // delta is 1
+          break;
+      }
+    }
+    ++stats_.paths;
+  }
+}
+
+// Sends source u's excess out through its own leaves while their exits are
+// its cheapest way out: u's potential rises to the next leaf's key (every
+// other leaf's exit stays non-negative, and no core arc at u has a cheaper
+// reduced cost), which makes that leaf's exit tight, and the leaf takes it.
+// A job's unscheduled node whose tasks finished thus hands each unit to its
+// best waiting task at once, instead of a search per unit from every job.
+// A node that received drained units drains no more in this solve (two
+// sources would otherwise hand one leaf back and forth).
+void LeafSspSolver::Drain(NodeId u) {
+  if (hubs_.Empty(u) || excess_[u] <= 0 || (flags_[u] & kReceived) != 0) return;
+  int64_t upper = kNoExit;
+  for (ArcId a : out_[u]) {
+    const ArcCopy& c = arcs_[a];
+    if (c.flow < c.capacity) upper = std::min(upper, c.cost + pot_[c.head]);
+  }
+  for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
+    upper = std::min(upper, pot_[arcs_[a].tail] - arcs_[a].cost);
+  }
+  while (excess_[u] > 0 && !hubs_.Empty(u)) {
+    const NodeId w = hubs_.Top(u);
+    const int64_t key = Key(w);
+    if (key > hubs_.key(w)) {
+      hubs_.Update(w, key);
+      ++stats_.stale_keys;
+      continue;
+    }
+    if (key >= kNoExit || key > upper) break;
+    pot_[u] = std::max(pot_[u], key);
+    const Exit e = CheapestExit(w, at_[w]);
+    hubs_.Remove(w);
+    MoveLeaf(w, e.arc);
+    const NodeId v = arcs_[e.arc].head;
+    hubs_.Insert(v, w, Key(w));
+    Mark(received_, kReceived, v);
+    ++stats_.drained;
+  }
+}
+
+// Collects the nodes with excess among `sources_` and pending_ into
+// sources_ (each once); a leaf with an excess has no exit left, and sets
+// `stranded`. Returns the total excess.
+int64_t LeafSspSolver::CollectSources(bool& stranded) {
+  if (++stamp_ == 0) {
+    for (Label& l : label_) l.seen = l.done = 0;
+    stamp_ = 1;
+  }
+  size_t k = 0;
+  int64_t total = 0;
+  auto take = [&](NodeId n) {
+    if (n >= node_alive_.size() || !node_alive_[n] || excess_[n] <= 0 ||
+        label_[n].seen == stamp_) {
+      return;
+    }
+    label_[n].seen = stamp_;
+    if (leaf_[n]) {
+      stranded = true;
+      return;
+    }
+    sources_[k++] = n;
+    total += excess_[n];
+  };
+  const size_t old = sources_.size();
+  sources_.resize(old + pending_.size());
+  for (size_t i = 0; i < old; ++i) take(sources_[i]);
+  for (NodeId n : pending_) take(n);
+  pending_.clear();
+  sources_.resize(k);
+  return total;
+}
+
+Status LeafSspSolver::Route(const CancelFlag* cancel) {
+  using Clock = std::chrono::steady_clock;
+  sources_.clear();
+  bool stranded = false;
+  stats_.excess_units = CollectSources(stranded);
+  Status result = Status::Ok();
+  while (true) {
+    for (NodeId s : sources_) Drain(s);
+    const int64_t total = CollectSources(stranded);
+    if (sources_.empty()) break;
+    if (IsCancelled(cancel)) {
+      result = Cancelled("solve cancelled");
+      break;
+    }
+    ++stats_.phases;
+    entered_.clear();
+    auto ts = Clock::now();
+    const bool found = Search(total, cancel);
+    stats_.search_ms += std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
+    if (found && !IsCancelled(cancel)) {
+      Augment();
+      GroupEntered();
+      while (BuildLevels()) BlockingFlow();
+    }
+    // The leaves that entered the search go back into their hubs' heaps,
+    // keyed against the new potentials.
+    // A leaf still where it entered keeps the key it entered with: exact
+    // then, and potentials have only risen since.
+    for (NodeId w : entered_) {
+      const NodeId hub = arcs_[at_[w]].head;
+      hubs_.Insert(hub, w, hub == entry_hub_[w] ? entry_key_[w] : Key(w));
+    }
+    entered_.clear();
+    if (!found) {
+      result = Infeasible("no feasible flow: some supply cannot reach any demand");
+      break;
+    }
+  }
+  for (NodeId n : received_) flags_[n] &= static_cast<uint8_t>(~kReceived);
+  received_.clear();
+  if (stranded && result.ok()) {
+    result = Infeasible("no feasible flow: a node's supply has no arc to leave by");
+  }
+  // What is left (cancelled or infeasible) is routed by a later solve.
+  for (NodeId n : sources_) {
+    if (excess_[n] > 0) Pend(n);
+  }
+  for (NodeId n = 0; stranded && n < node_alive_.size(); ++n) {
+    if (node_alive_[n] && leaf_[n] && excess_[n] > 0) Pend(n);
+  }
+  return result;
+}
+
+}  // namespace copse::flow

@@ -1,0 +1,268 @@
+// LeafSspSolver: along random change sequences (every shape of the random
+// problems, and a Quincy-shaped world of tasks at hubs whose clock ticks,
+// tasks finish and arrive, and jobs' bounds move), every answer agrees with
+// LEMON and passes the optimality check, and the kept state stays equal to
+// one rebuilt from the graph, leaves in their hubs' heaps under lower-bound
+// keys.
+#include "scheduler/flow/leaf_ssp.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/lemon/lemon_reference.h"
+#include "scheduler/flow/test_graphs.h"
+#include "scheduler/flow/verify.h"
+
+namespace copse::flow {
+namespace {
+
+using testing::Shape;
+
+Status SolveAndCheck(LeafSspSolver& solver, const FlowGraph& g, FlowSolution& sol,
+                     const std::string& what) {
+  Status st = solver.Solve(g, &sol, nullptr);
+  Status state = solver.CheckState(g);
+  EXPECT_TRUE(state.ok()) << what << ": " << state.ToString();
+  lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
+  if (!oracle.feasible) {
+    EXPECT_EQ(st.code(), StatusCode::kInfeasible) << what << ": " << st.ToString();
+    return st;
+  }
+  EXPECT_TRUE(st.ok()) << what << ": " << st.ToString();
+  if (!st.ok()) return st;
+  EXPECT_EQ(sol.cost, oracle.cost) << what;
+  Status check = CheckSolution(g, sol);
+  EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
+  return st;
+}
+
+TEST(LeafSspTest, RandomShapesAlongRandomChanges) {
+  int warm = 0;
+  for (int seq = 0; seq < 48; ++seq) {
+    std::mt19937_64 rng(777 + seq);
+    Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
+    FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 8, 300 + seq);
+    LeafSspSolver solver;
+    FlowSolution sol;
+    for (int step = 0; step < 15; ++step) {
+      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) +
+                         " step " + std::to_string(step);
+      (void)SolveAndCheck(solver, g, sol, what);
+      warm += solver.stats().warm;
+      g.CommitChanges();
+      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
+    }
+  }
+  EXPECT_GT(warm, 48 * 8);
+}
+
+// A small Quincy-shaped world: tasks (leaves) with arcs to their job's
+// unscheduled node U_j, the cluster node X, a rack or two and a computer or
+// three; X -> racks -> computers -> sink; U_j -> sink with capacity F_j - E_j.
+class HubWorld {
+ public:
+  HubWorld(uint64_t seed, bool exact_shares) : rng_(seed), exact_(exact_shares) {
+    sink_ = g_.AddNode(0);
+    x_ = g_.AddNode(0);
+    for (int r = 0; r < 3; ++r) {
+      racks_.push_back(g_.AddNode(0));
+      int rack_slots = 0;
+      for (int c = 0; c < 3; ++c) {
+        NodeId m = g_.AddNode(0);
+        int slots = static_cast<int>(Uniform(1, 2));
+        computers_.push_back(m);
+        g_.AddArc(racks_.back(), m, slots, 0);
+        g_.AddArc(m, sink_, slots, 0);
+        rack_slots += slots;
+        slots_ += slots;
+      }
+      g_.AddArc(x_, racks_.back(), rack_slots, 0);
+    }
+    for (int j = 0; j < 3; ++j) {
+      jobs_.push_back(Job{g_.AddNode(0), kNoId, {}});
+      jobs_.back().to_sink = g_.AddArc(jobs_.back().u, sink_, 0, 0);
+      for (int t = static_cast<int>(Uniform(2, 8)); t > 0; --t) AddTask(j);
+    }
+    Balance();
+  }
+
+  FlowGraph& graph() { return g_; }
+
+  // One second passes for the solution `sol` of the current graph: waiting
+  // tasks pay more to wait, running ones less to stay; some finish, some
+  // arrive, and the jobs' bounds are set again.
+  void Step(const FlowSolution& sol) {
+    for (Job& job : jobs_) {
+      for (Task& t : job.tasks) {
+        for (ArcId a = g_.first_out(t.node); a != kNoId; a = g_.next_out(a)) {
+          if (sol.flow[a] == 0) continue;
+          g_.SetCost(a, g_.cost(a) + (g_.head(a) == job.u ? 500 : -1000));
+        }
+      }
+    }
+    for (int k = static_cast<int>(Uniform(0, 3)); k > 0; --k) {
+      Job& job = jobs_[Uniform(0, jobs_.size() - 1)];
+      if (job.tasks.size() <= 1) continue;
+      size_t i = Uniform(0, job.tasks.size() - 1);
+      g_.RemoveNode(job.tasks[i].node);
+      job.tasks.erase(job.tasks.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    for (int k = static_cast<int>(Uniform(0, 3)); k > 0; --k) {
+      AddTask(static_cast<int>(Uniform(0, jobs_.size() - 1)));
+    }
+    Balance();
+  }
+
+ private:
+  struct Task {
+    NodeId node;
+  };
+  struct Job {
+    NodeId u;
+    ArcId to_sink;
+    std::vector<Task> tasks;
+  };
+
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+
+  void AddTask(int j) {
+    NodeId t = g_.AddNode(1);
+    g_.AddArc(t, jobs_[j].u, 1, Uniform(0, 3000));
+    g_.AddArc(t, x_, 1, Uniform(4000, 9000));
+    for (int k = static_cast<int>(Uniform(0, 2)); k > 0; --k) {
+      g_.AddArc(t, racks_[Uniform(0, racks_.size() - 1)], 1, Uniform(1000, 5000));
+    }
+    for (int k = static_cast<int>(Uniform(0, 3)); k > 0; --k) {
+      g_.AddArc(t, computers_[Uniform(0, computers_.size() - 1)], 1, Uniform(0, 3000));
+    }
+    jobs_[j].tasks.push_back(Task{t});
+  }
+
+  // Fair shares as equal as the tasks allow; E_j = F_j (every job runs
+  // exactly its share, as under QFP) or E_j = 0.
+  void Balance() {
+    int64_t total = 0;
+    int64_t share = slots_ / static_cast<int64_t>(jobs_.size());
+    for (Job& job : jobs_) {
+      int64_t n = static_cast<int64_t>(job.tasks.size());
+      int64_t f = std::min(n, share);
+      g_.SetSupply(job.u, f - n);
+      g_.SetCapacity(job.to_sink, exact_ ? 0 : f);
+      total += f;
+    }
+    g_.SetSupply(sink_, -total);
+  }
+
+  FlowGraph g_;
+  std::mt19937_64 rng_;
+  bool exact_;
+  NodeId sink_, x_;
+  std::vector<NodeId> racks_, computers_;
+  std::vector<Job> jobs_;
+  int64_t slots_ = 0;
+};
+
+TEST(LeafSspTest, QuincyShapedWorldAlongTicksArrivalsAndDepartures) {
+  uint64_t hub_moves = 0, leaf_events = 0, leaf_moves = 0;
+  for (int seq = 0; seq < 24; ++seq) {
+    HubWorld world(91 + seq, seq % 2 == 0);
+    LeafSspSolver solver;
+    FlowSolution sol;
+    for (int step = 0; step < 25; ++step) {
+      std::string what = "world " + std::to_string(seq) + " step " + std::to_string(step);
+      ASSERT_TRUE(SolveAndCheck(solver, world.graph(), sol, what).ok()) << what;
+      if (step > 0) {
+        EXPECT_TRUE(solver.stats().warm) << what;
+        EXPECT_GT(solver.stats().leaves, 0u) << what;
+      }
+      hub_moves += solver.stats().hub_moves;
+      leaf_events += solver.stats().leaf_events;
+      leaf_moves += solver.stats().leaf_moves;
+      world.graph().CommitChanges();
+      world.Step(sol);
+    }
+  }
+  EXPECT_GT(hub_moves, 0u);    // hubs absorbed ticks
+  EXPECT_GT(leaf_events, 0u);  // leaves entered searches
+  EXPECT_GT(leaf_moves, 0u);   // and some moved in the repair
+}
+
+TEST(LeafSspTest, LeavesBecomeCoreAndBackWithTheirArcs) {
+  FlowGraph g;
+  NodeId sink = g.AddNode(-2), hub = g.AddNode(0), w = g.AddNode(1), v = g.AddNode(1);
+  g.AddArc(hub, sink, 2, 0);
+  g.AddArc(w, hub, 1, 5);
+  ArcId ws = g.AddArc(w, sink, 1, 9);
+  g.AddArc(v, hub, 1, 1);
+  LeafSspSolver solver;
+  FlowSolution sol;
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
+  EXPECT_EQ(solver.stats().leaves, 2u);
+  g.CommitChanges();
+  ArcId into = g.AddArc(v, w, 1, 0);  // w gets an arc in: no longer a leaf
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "arc into w").ok());
+  EXPECT_EQ(solver.stats().leaves, 1u);
+  g.CommitChanges();
+  g.RemoveArc(into);  // and back
+  g.SetCost(ws, -3);  // now w's way out straight to the sink is the cheapest
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "arc gone").ok());
+  EXPECT_EQ(solver.stats().leaves, 2u);
+  g.CommitChanges();
+  g.SetSupply(v, 2);  // not a leaf at supply 2
+  g.SetSupply(sink, -3);
+  g.SetCapacity(g.first_out(v), 2);
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "supply 2").ok());
+  EXPECT_EQ(solver.stats().leaves, 1u);
+}
+
+TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
+  FlowGraph g;
+  NodeId s = g.AddNode(-1), w = g.AddNode(1);
+  ArcId ws = g.AddArc(w, s, 1, 3);
+  LeafSspSolver solver;
+  FlowSolution sol;
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  g.SetCapacity(ws, 0);  // the leaf has no way out
+  EXPECT_EQ(SolveAndCheck(solver, g, sol, "no way out").code(), StatusCode::kInfeasible);
+  g.CommitChanges();
+  g.SetCapacity(ws, 1);
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "feasible again").ok());
+  EXPECT_TRUE(solver.stats().warm);
+}
+
+TEST(LeafSspTest, LostChangeRecordAndAdoption) {
+  FlowGraph g = testing::RandomGraph(Shape::kBipartite, 40, 17);
+  LeafSspSolver solver;
+  FlowSolution sol;
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  std::mt19937_64 rng(5);
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  g.CommitChanges();  // a batch the solver never saw
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "lost record").ok());
+  EXPECT_TRUE(solver.stats().full_sync);
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  FlowSolution other;
+  CostScalingSolver scratch;
+  ASSERT_TRUE(scratch.Solve(g, &other, nullptr).ok());
+  solver.Adopt(g, other);
+  EXPECT_TRUE(solver.CheckState(g).ok());
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "after adoption").ok());
+  EXPECT_FALSE(solver.stats().full_sync);
+}
+
+}  // namespace
+}  // namespace copse::flow
