@@ -58,11 +58,6 @@ function(copse_test name)
   copse_target_defaults(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
-  # Where tests find the built executables and the source tree ($COPSE_BIN_DIR
-  # and $COPSE_SOURCE_DIR override these).
-  target_compile_definitions(${name} PRIVATE
-    COPSE_TEST_BIN_DIR="${CMAKE_BINARY_DIR}/bin"
-    COPSE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
                        PROPERTIES TIMEOUT ${ARG_TIMEOUT})
 endfunction()
@@ -75,4 +70,17 @@ function(copse_benchmark name)
   copse_target_defaults(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+endfunction()
+
+# copse_paths_in(SOURCES...): these files, and only these, are compiled
+# knowing where the source tree and the built executables are
+# (COPSE_SOURCE_DIR, COPSE_TEST_SOURCE_DIR, COPSE_TEST_BIN_DIR; at run time
+# $COPSE_SOURCE_DIR and $COPSE_BIN_DIR override them). Absolute paths in a
+# file's flags make ccache miss in every other checkout, so no target carries
+# them for all its files.
+function(copse_paths_in)
+  set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS
+               COPSE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+               COPSE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+               COPSE_TEST_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
 endfunction()

@@ -12,6 +12,11 @@ case "$kind" in
   asan) dir="$root/build/asan"; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOPSE_SANITIZE=ON) ;;
   *) echo "usage: scripts/build.sh release|asan [targets...]" >&2; exit 2 ;;
 esac
+# ccache keys on paths: relative to the checkout, and without the build
+# directory that -g would otherwise add, a fresh clone anywhere (CI) reuses
+# what an earlier build of the same sources compiled.
+export CCACHE_BASEDIR="$root"
+export CCACHE_NOHASHDIR=true
 mkdir -p "$root/build"
 exec 9>"$root/build/.build-lock"
 flock 9

@@ -99,6 +99,13 @@ std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
     o.lookahead = std::stoi(hops);
     return std::make_unique<flow::LocalSspSolver>(o);
   }
+  if (name == "incremental_leaf_multi" || name == "incremental_leaf_multi_wide" ||
+      name == "incremental_leaf_wide") {
+    flow::LeafSspOptions lo;
+    lo.single_source = name.find("multi") == std::string::npos;
+    lo.deep_ties = name.find("wide") == std::string::npos;
+    return std::make_unique<flow::LeafSspSolver>(lo);
+  }
   auto made = flow::MakeSolver(name);
   if (!made.ok()) return nullptr;  // main() rejects unknown names before this
   return std::move(*made);

@@ -501,6 +501,12 @@ void LeafSspSolver::Reload(const FlowGraph& g) {
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     kept.potential[n] = leaf_[n] ? LeafPotential(n) : pot_[n];
   }
+  // The sync's work lists go with the flags LoadSolution clears: every arc
+  // is checked below instead.
+  for (std::vector<NodeId>* list : {&reclassify_, &fresh_, &dirty_, &shifted_, &loose_}) {
+    list->clear();
+  }
+  check_.clear();
   LoadSolution(g, kept);
   // LoadSolution trusts its input; a lost record may hide any violation.
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {

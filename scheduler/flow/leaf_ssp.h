@@ -60,6 +60,15 @@
 
 namespace copse::flow {
 
+struct LeafSspOptions {
+  // Each search starts from one source and stops once it has reached what
+  // that source holds; otherwise from every source, up to what they all hold.
+  bool single_source = true;
+  // Searches take nodes at equal distance last in, first out (deep) or
+  // first in, first out (wide).
+  bool deep_ties = true;
+};
+
 class LeafSspSolver final : public FlowSolver {
  public:
   struct Stats {
@@ -85,7 +94,8 @@ class LeafSspSolver final : public FlowSolver {
     double search_ms = 0;  // route_ms spent searching
   };
 
-  LeafSspSolver() = default;
+  explicit LeafSspSolver(LeafSspOptions options = {})
+      : options_(options), heap_(options.deep_ties) {}
   std::string_view name() const override { return "incremental"; }
   Status Solve(const FlowGraph& graph, FlowSolution* out, const CancelFlag* cancel) override;
   void Adopt(const FlowGraph& graph, const FlowSolution& solution) override;
@@ -158,9 +168,10 @@ class LeafSspSolver final : public FlowSolver {
 
   // ---- route (leaf_ssp_route.cc) ----
   Status Route(const CancelFlag* cancel);
+  Status Phase(int64_t total, const CancelFlag* cancel);
   void Drain(NodeId u);
   int64_t CollectSources(bool& stranded);
-  bool Search(int64_t total, const CancelFlag* cancel);
+  bool Search(const std::vector<NodeId>& roots, int64_t total, const CancelFlag* cancel);
   void Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind);
   void LeafEvent(NodeId u, int64_t key);
   void Augment();
@@ -188,6 +199,7 @@ class LeafSspSolver final : public FlowSolver {
   // sweeping the rest of the graph for deficits far away.
   static constexpr size_t kSearchSlack = 64;
 
+  LeafSspOptions options_;
   CostScalingSolver cold_;
   Stats stats_;
   bool has_state_ = false;
@@ -267,6 +279,7 @@ class LeafSspSolver final : public FlowSolver {
   std::vector<int64_t> entry_key_;  // ...by NodeId: the exact key each entered with...
   std::vector<NodeId> entry_hub_;   // ...at this hub
   std::vector<NodeId> sources_;
+  std::vector<NodeId> roots_;  // the sources of this search
   int64_t radius_ = 0;
 
   // The blocking flow. Leaves that entered the last search, listed by hub

@@ -93,7 +93,7 @@ bool LeafSspSolver::BuildLevels() {
     level_stamp_ = 1;
   }
   queue_.clear();
-  for (NodeId s : sources_) {
+  for (NodeId s : roots_) {
     if (excess_[s] <= 0 || level_mark_[s] == level_stamp_) continue;
     level_mark_[s] = level_stamp_;
     level_[s] = 0;
@@ -129,7 +129,7 @@ bool LeafSspSolver::BuildLevels() {
 }
 
 void LeafSspSolver::BlockingFlow() {
-  for (NodeId s : sources_) {
+  for (NodeId s : roots_) {
     if (level_mark_[s] != level_stamp_ || level_[s] != 0) continue;
     while (excess_[s] > 0) {
       steps_.clear();

@@ -56,14 +56,15 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
 // deficits settled can absorb `total`; settled nodes' potentials rise by
 // (radius - distance), which keeps every reduced cost non-negative and makes
 // the search tree's arcs zero. Returns false when no deficit was reached.
-bool LeafSspSolver::Search(int64_t total, const CancelFlag* cancel) {
+bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
+                           const CancelFlag* cancel) {
   if (++stamp_ == 0) {
     for (Label& l : label_) l.seen = l.done = 0;
     stamp_ = 1;
   }
   heap_.Clear();
   settled_.clear();
-  for (NodeId s : sources_) {
+  for (NodeId s : roots) {
     Label& l = label_[s];
     l.seen = stamp_;
     l.dist = 0;
@@ -205,6 +206,34 @@ void LeafSspSolver::Drain(NodeId u) {
   }
 }
 
+// One search from roots_ for `total` units of deficit and the flow it makes
+// room for; kInfeasible when it reached no deficit.
+Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
+  using Clock = std::chrono::steady_clock;
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
+  ++stats_.phases;
+  entered_.clear();
+  auto ts = Clock::now();
+  const bool found = Search(roots_, total, cancel);
+  stats_.search_ms += std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
+  if (found && !IsCancelled(cancel)) {
+    Augment();
+    GroupEntered();
+    while (BuildLevels()) BlockingFlow();
+  }
+  // The leaves that entered the search go back into their hubs' heaps; one
+  // still where it entered keeps the key it entered with: exact then, and
+  // potentials have only risen since.
+  for (NodeId w : entered_) {
+    const NodeId hub = arcs_[at_[w]].head;
+    hubs_.Insert(hub, w, hub == entry_hub_[w] ? entry_key_[w] : Key(w));
+  }
+  entered_.clear();
+  if (IsCancelled(cancel)) return Cancelled("solve cancelled");
+  if (!found) return Infeasible("no feasible flow: some supply cannot reach any demand");
+  return Status::Ok();
+}
+
 // Collects the nodes with excess among `sources_` and pending_ into
 // sources_ (each once); a leaf with an excess has no exit left, and sets
 // `stranded`. Returns the total excess.
@@ -238,41 +267,30 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
 }
 
 Status LeafSspSolver::Route(const CancelFlag* cancel) {
-  using Clock = std::chrono::steady_clock;
   sources_.clear();
   bool stranded = false;
   stats_.excess_units = CollectSources(stranded);
   Status result = Status::Ok();
-  while (true) {
+  if (options_.single_source) {
+    // Augmenting paths only carry excess from a source to deficits, so the
+    // sources are found once (after the drain) and taken in turn.
     for (NodeId s : sources_) Drain(s);
-    const int64_t total = CollectSources(stranded);
-    if (sources_.empty()) break;
-    if (IsCancelled(cancel)) {
-      result = Cancelled("solve cancelled");
-      break;
+    CollectSources(stranded);
+    for (NodeId s : sources_) {
+      while (result.ok() && excess_[s] > 0) {
+        roots_.assign(1, s);
+        result = Phase(excess_[s], cancel);
+      }
+      if (!result.ok()) break;
     }
-    ++stats_.phases;
-    entered_.clear();
-    auto ts = Clock::now();
-    const bool found = Search(total, cancel);
-    stats_.search_ms += std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
-    if (found && !IsCancelled(cancel)) {
-      Augment();
-      GroupEntered();
-      while (BuildLevels()) BlockingFlow();
-    }
-    // The leaves that entered the search go back into their hubs' heaps,
-    // keyed against the new potentials.
-    // A leaf still where it entered keeps the key it entered with: exact
-    // then, and potentials have only risen since.
-    for (NodeId w : entered_) {
-      const NodeId hub = arcs_[at_[w]].head;
-      hubs_.Insert(hub, w, hub == entry_hub_[w] ? entry_key_[w] : Key(w));
-    }
-    entered_.clear();
-    if (!found) {
-      result = Infeasible("no feasible flow: some supply cannot reach any demand");
-      break;
+  } else {
+    while (true) {
+      for (NodeId s : sources_) Drain(s);
+      const int64_t total = CollectSources(stranded);
+      if (sources_.empty()) break;
+      roots_ = sources_;
+      result = Phase(total, cancel);
+      if (!result.ok()) break;
     }
   }
   for (NodeId n : received_) flags_[n] &= static_cast<uint8_t>(~kReceived);

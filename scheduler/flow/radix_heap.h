@@ -2,11 +2,10 @@
 // Keys are non-negative reduced-cost distances that never fall below the
 // last key popped, so each entry moves down at most 64 buckets instead of
 // sifting through a binary heap on every push. Values are 32-bit ids.
-// Entries with equal keys come out first in, first out: on the scheduling
-// graph many nodes tie (its aggregators are joined by arcs of reduced cost
-// zero), and taking ties breadth-first keeps search trees shallow, where
-// last-in-first-out grew paths dozens of arcs long through tasks that each
-// carry one unit.
+// Entries with equal keys come out last in, first out (a search goes deep
+// into a plateau of ties, and finds a node it wants soonest when such nodes
+// are common there), or first in, first out (the search goes wide: its
+// trees stay shallow).
 // Thread-safety: none.
 #pragma once
 
@@ -21,6 +20,8 @@ namespace copse::flow {
 
 class RadixHeap {
  public:
+  explicit RadixHeap(bool lifo = true) : lifo_(lifo) {}
+
   void Clear() {
     for (auto& b : buckets_) b.clear();
     head_ = 0;
@@ -35,6 +36,12 @@ class RadixHeap {
   }
   // REQUIRES: !Empty().
   std::pair<int64_t, uint32_t> Pop() {
+    if (lifo_ && !buckets_[0].empty()) {
+      std::pair<int64_t, uint32_t> e = buckets_[0].back();
+      buckets_[0].pop_back();
+      --size_;
+      return e;
+    }
     if (head_ == buckets_[0].size()) {
       buckets_[0].clear();
       head_ = 0;
@@ -48,6 +55,11 @@ class RadixHeap {
       b.clear();
     }
     --size_;
+    if (lifo_) {
+      std::pair<int64_t, uint32_t> e = buckets_[0].back();
+      buckets_[0].pop_back();
+      return e;
+    }
     return buckets_[0][head_++];
   }
 
@@ -57,7 +69,8 @@ class RadixHeap {
     return x == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(x));
   }
   std::array<std::vector<std::pair<int64_t, uint32_t>>, 65> buckets_;
-  size_t head_ = 0;  // bucket 0 is read from here (entries before it are gone)
+  bool lifo_;
+  size_t head_ = 0;  // FIFO: bucket 0 is read from here (entries before it are gone)
   size_t size_ = 0;
   int64_t last_ = 0;
 };
