@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <type_traits>
 
+#include "scheduler/flow/feasibility.h"
 #include "scheduler/flow/reuse.h"
 #include "scheduler/flow/ssp.h"
 #include "scheduler/flow/wide.h"
@@ -16,7 +19,7 @@ namespace {
 // the caller falls back to a cold solve, which checks feasibility first.
 enum class Outcome { kDone, kCancelled, kOverflow, kStuck, kSuspect };
 
-// The core's arrays, kept per thread between solves (reuse.h explains why).
+// The core's arrays in arithmetic type T (CostScalingEngine::Workspace).
 template <typename T>
 struct CoreBuffers {
   std::vector<T> p, trial;
@@ -25,11 +28,32 @@ struct CoreBuffers {
   std::vector<uint8_t> queued, dirty_flag, ever_flag;
 };
 
-template <typename T>
-CoreBuffers<T>& ThreadBuffers() {
-  thread_local CoreBuffers<T> buffers;
-  return buffers;
-}
+}  // namespace
+
+// Everything a run works in, owned by the engine and kept between its runs
+// (reuse.h explains why): the core's arrays in both arithmetic types, the
+// shortest-path finish, the feasibility and exact-potential helpers' arrays,
+// and the potentials a run started from.
+struct CostScalingEngine::Workspace {
+  CoreBuffers<int64_t> narrow;
+  CoreBuffers<Wide> wide;
+  ShortestPathEngine finish;  // CostScalingOptions::ssp_finish_below
+  FeasibilityWorkspace feasibility;
+  FixPotentialsWorkspace fix;
+  std::vector<int64_t> start;     // the potentials to restart from (128 bits, or cold)
+  std::vector<uint32_t> changed;  // the nodes whose potential a warm run moved
+
+  template <typename T>
+  CoreBuffers<T>& core() {
+    if constexpr (std::is_same_v<T, int64_t>) {
+      return narrow;
+    } else {
+      return wide;
+    }
+  }
+};
+
+namespace {
 
 // The push-relabel core in arithmetic type T (int64_t or Wide). Potentials
 // `p_` are in scaled units (original cost * scale_). In a warm run work is
@@ -45,9 +69,16 @@ CoreBuffers<T>& ThreadBuffers() {
 template <typename T>
 class Core {
  public:
-  Core(ResidualNet& net, std::vector<T>& p, const CostScalingOptions& opt,
+  // Works in `buf`, with the potentials in buf.p.
+  Core(ResidualNet& net, CoreBuffers<T>& buf, const CostScalingOptions& opt,
        CostScalingEngine::Stats& stats, const CancelFlag* cancel)
-      : net_(net), p_(p), opt_(opt), stats_(stats), cancel_(cancel), n_(net.node_count()) {
+      : net_(net),
+        p_(buf.p),
+        opt_(opt),
+        stats_(stats),
+        cancel_(cancel),
+        n_(net.node_count()),
+        buf_(buf) {
     scale_ = static_cast<T>(n_) + 1;
     for (auto* v : {&active_, &heads_, &settled_, &touched_, &dirty_, &ever_}) v->clear();
     ReserveWithSlack(cur_, n_);
@@ -478,7 +509,7 @@ class Core {
   T limit_ = 0;
   bool warm_ = false;
   bool whole_ = false;  // no dirty record: every node is scanned in every refine
-  CoreBuffers<T>& buf_ = ThreadBuffers<T>();
+  CoreBuffers<T>& buf_;
   std::vector<T>& trial_ = buf_.trial;
   std::vector<uint32_t>& cur_ = buf_.cur;
   std::vector<uint8_t>& queued_ = buf_.queued;
@@ -510,56 +541,63 @@ int64_t FloorDiv(Wide a, Wide b) {
                                : std::numeric_limits<int64_t>::max() / 4);
 }
 
+// One run of the core in arithmetic T from `pot`, working in `ws`; the
+// nodes whose potential a warm run moved are left in ws.changed.
 template <typename T>
 Outcome RunCore(ResidualNet& net, std::vector<int64_t>& pot, const CostScalingOptions& opt,
                 CostScalingEngine::Stats& stats, const CancelFlag* cancel, int64_t warm_eps,
-                std::vector<uint32_t>* changed) {
+                CostScalingEngine::Workspace& ws) {
   const T scale = static_cast<T>(net.node_count()) + 1;
-  std::vector<T>& p = ThreadBuffers<T>().p;
+  CoreBuffers<T>& buf = ws.core<T>();
+  std::vector<T>& p = buf.p;
   ReserveWithSlack(p, pot.size());
   p.resize(pot.size());
   for (size_t i = 0; i < pot.size(); ++i) p[i] = static_cast<T>(pot[i]) * scale;
-  Core<T> core(net, p, opt, stats, cancel);
+  Core<T> core(net, buf, opt, stats, cancel);
   Outcome o = warm_eps > 0 ? core.RunWarm(static_cast<T>(warm_eps) * scale) : core.RunCold();
   if (o != Outcome::kDone) return o;
   if (core.whole()) {
     for (size_t u = 0; u < pot.size(); ++u) pot[u] = FloorDiv(p[u], scale);
-    changed->clear();  // the cold caller fixes every node's potential anyway
+    ws.changed.clear();  // the cold caller fixes every node's potential anyway
     if (core.finish()) {
       // Rounded down, every residual reduced cost is above -(1 + eps / scale):
       // saturate the negative ones and route what that displaces.
       SaturateNegativeArcs(net, pot);
-      thread_local ShortestPathEngine ssp;
-      Status st = ssp.Route(net, pot, cancel);
+      Status st = ws.finish.Route(net, pot, cancel);
       stats.ssp_finished = true;
-      stats.ssp_phases = ssp.stats().phases;
+      stats.ssp_phases = ws.finish.stats().phases;
       if (st.code() == StatusCode::kCancelled) return Outcome::kCancelled;
       if (!st.ok()) return Outcome::kStuck;
     }
   } else {
     for (uint32_t u : core.changed()) pot[u] = FloorDiv(p[u], scale);
-    CopyReuse(*changed, core.changed());
+    CopyReuse(ws.changed, core.changed());
   }
   return o;
 }
 
 }  // namespace
 
+CostScalingEngine::CostScalingEngine(CostScalingOptions options)
+    : options_(options), ws_(std::make_unique<Workspace>()) {}
+CostScalingEngine::~CostScalingEngine() = default;
+CostScalingEngine::CostScalingEngine(CostScalingEngine&&) noexcept = default;
+CostScalingEngine& CostScalingEngine::operator=(CostScalingEngine&&) noexcept = default;
+
 Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
                               const CancelFlag* cancel) {
   stats_ = Stats{};
-  COPSE_RETURN_IF_ERROR(MakeFeasible(net, cancel));
-  thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
-  CopyReuse(start, pot);
-  thread_local std::vector<uint32_t> changed;
+  Workspace& ws = *ws_;
+  COPSE_RETURN_IF_ERROR(MakeFeasible(net, ws.feasibility, cancel));
+  CopyReuse(ws.start, pot);
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {
-    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, 0, &changed);
+    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, 0, ws);
   }
   if (o == Outcome::kOverflow) {
     stats_.used_wide = true;
-    pot = start;
-    o = RunCore<Wide>(net, pot, options_, stats_, cancel, 0, &changed);
+    pot = ws.start;
+    o = RunCore<Wide>(net, pot, options_, stats_, cancel, 0, ws);
   }
   if (o == Outcome::kCancelled) return Cancelled("solve cancelled");
   if (o != Outcome::kDone) return Internal("cost scaling: an active node cannot reach a deficit");
@@ -569,25 +607,24 @@ Status CostScalingEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
   if ((stats_.proved_optimal > 0 || stats_.ssp_finished) && !stats_.used_wide) {
     return Status::Ok();
   }
-  if (!FixPotentials(net, pot, 0, 0, cancel)) return Cancelled("solve cancelled");
+  if (!FixPotentials(net, pot, 0, 0, cancel, ws.fix)) return Cancelled("solve cancelled");
   return Status::Ok();
 }
 
 Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, int64_t eps,
                                   const CancelFlag* cancel) {
   stats_ = Stats{};
-  thread_local std::vector<int64_t> start;  // kept between calls (reuse.h)
-  CopyReuse(start, pot);
-  thread_local std::vector<uint32_t> changed;
+  Workspace& ws = *ws_;
+  CopyReuse(ws.start, pot);
   Outcome o = Outcome::kOverflow;
   if (!options_.force_wide) {
-    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, std::max<int64_t>(eps, 1), &changed);
+    o = RunCore<int64_t>(net, pot, options_, stats_, cancel, std::max<int64_t>(eps, 1), ws);
   }
   if (o == Outcome::kOverflow || o == Outcome::kSuspect) {
     // Start over from whatever pseudoflow this left: a cold solve checks
     // feasibility first and falls back to 128 bits when needed.
     Stats warm = stats_;
-    pot = start;
+    pot = ws.start;
     Status st = Run(net, pot, cancel);
     stats_.refines += warm.refines;
     stats_.relabels += warm.relabels;
@@ -599,7 +636,9 @@ Status CostScalingEngine::RunWarm(ResidualNet& net, std::vector<int64_t>& pot, i
   if (o == Outcome::kStuck) {
     return Infeasible("no feasible flow: some supply cannot reach any demand");
   }
-  if (!FixPotentials(net, pot, 0, 0, cancel, &changed)) return Cancelled("solve cancelled");
+  if (!FixPotentials(net, pot, 0, 0, cancel, ws.fix, &ws.changed)) {
+    return Cancelled("solve cancelled");
+  }
   return Status::Ok();
 }
 

@@ -12,10 +12,14 @@
 //
 // CostScalingSolver solves from scratch. IncrementalSolver (incremental.h)
 // uses CostScalingEngine to continue from a previous solution.
-// Thread-safety: one thread per object.
+// Each engine owns the arrays its runs work in and keeps them between runs,
+// so that a re-solve reuses their pages instead of faulting in fresh ones
+// (reuse.h); they live as long as the engine (and the solver holding it).
+// Thread-safety: one thread per object; engines share nothing.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -65,7 +69,12 @@ class CostScalingEngine {
     std::vector<Refine> refine_log;
   };
 
-  explicit CostScalingEngine(CostScalingOptions options = {}) : options_(options) {}
+  explicit CostScalingEngine(CostScalingOptions options = {});
+  ~CostScalingEngine();
+  CostScalingEngine(CostScalingEngine&&) noexcept;
+  CostScalingEngine& operator=(CostScalingEngine&&) noexcept;
+  CostScalingEngine(const CostScalingEngine&) = delete;
+  CostScalingEngine& operator=(const CostScalingEngine&) = delete;
 
   // Makes the flow in `net` optimal. `pot` (dense, original cost units) is
   // the starting guess for the potentials and receives exact optimal ones.
@@ -83,9 +92,13 @@ class CostScalingEngine {
 
   const Stats& stats() const { return stats_; }
 
+  // The working arrays of Run and RunWarm (cost_scaling.cc).
+  struct Workspace;
+
  private:
   CostScalingOptions options_;
   Stats stats_;
+  std::unique_ptr<Workspace> ws_;  // owned; null only once moved from
 };
 
 class CostScalingSolver final : public FlowSolver {

@@ -23,14 +23,17 @@ double Ms(Clock::time_point from, Clock::time_point to) {
 // Sweeps the congestion estimate's shortest-path search makes at most.
 constexpr int kMaxSweeps = 8;
 
-CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* cancel) {
+CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* cancel,
+                                      CongestionWorkspace& ws) {
   const auto start = Clock::now();
   CongestionEstimate est;
   const uint32_t n = g.node_id_bound();
   constexpr int64_t kInf = std::numeric_limits<int64_t>::max();
-  // Kept per thread between calls (reuse.h explains why).
-  thread_local std::vector<int64_t> dist, load;
-  thread_local std::vector<uint32_t> next, kids, queue;
+  std::vector<int64_t>& dist = ws.dist;
+  std::vector<int64_t>& load = ws.load;
+  std::vector<uint32_t>& next = ws.next;
+  std::vector<uint32_t>& kids = ws.kids;
+  std::vector<uint32_t>& queue = ws.queue;
   AssignReuse(dist, n, kInf);
   AssignReuse(next, n, kNoId);
   auto done = [&](double congestion) {
@@ -212,7 +215,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   bool start_second = true;
   if (crawler >= 0 && !hedged) {
     // No leader yet: the congestion estimate picks one.
-    CongestionEstimate est = EstimateCongestion(graph, cancel);
+    CongestionEstimate est = EstimateCongestion(graph, cancel, congestion_ws_);
     stats_.congestion = est.congestion;
     stats_.estimate_ms = est.ms;
     if (est.congestion >= options_.congestion_threshold) {
@@ -245,7 +248,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
       }
       if (check_congestion) {
         // Cancelled with the crawler's flag when the leader answers first.
-        late = EstimateCongestion(graph, &stop[second]);
+        late = EstimateCongestion(graph, &stop[second], congestion_ws_);
         if (IsCancelled(&stop[second])) return;
         if (late.congestion >= options_.congestion_threshold) {
           kept_out_late = true;

@@ -34,6 +34,8 @@
 // after join_after_estimates times the estimate's own running time (a
 // scale-free yardstick: the estimate is about one pass of shortest paths
 // over the graph). docs/flow.md has the reasoning and the measurements.
+// The racer owns its two contestants, its helper thread, their last answers
+// and the congestion estimate's working arrays, all kept between solves.
 // Thread-safety: one caller at a time; the contestants only read the graph.
 #pragma once
 
@@ -46,6 +48,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "scheduler/flow/solver.h"
 
@@ -88,7 +91,15 @@ struct CongestionEstimate {
   double congestion = -1;
   double ms = 0;  // time the estimate took
 };
-CongestionEstimate EstimateCongestion(const FlowGraph& graph, const CancelFlag* cancel);
+// EstimateCongestion's working arrays, by NodeId. The caller owns them and
+// keeps them between estimates, so that the next one reuses the pages
+// (reuse.h); their contents between calls do not matter.
+struct CongestionWorkspace {
+  std::vector<int64_t> dist, load;
+  std::vector<uint32_t> next, kids, queue;
+};
+CongestionEstimate EstimateCongestion(const FlowGraph& graph, const CancelFlag* cancel,
+                                      CongestionWorkspace& ws);
 
 class RacingSolver final : public FlowSolver {
  public:
@@ -132,6 +143,10 @@ class RacingSolver final : public FlowSolver {
   int leader_ = -1;         // the last winner (hedged races start it first)
   double leader_ms_ = 0;    // its last solve time
   int leader_alone_ = 0;    // hedged solves in a row in which only the leader ran
+  // The congestion estimates' arrays. At most one estimate runs at a time:
+  // before the helper is given its job, or on the helper thread while the
+  // calling thread runs its contestant.
+  CongestionWorkspace congestion_ws_;
 
   std::mutex mu_;
   std::condition_variable cv_;

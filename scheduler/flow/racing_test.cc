@@ -182,28 +182,30 @@ FlowGraph Funnel(int units, int64_t cheap_capacity) {
 }
 
 TEST(RacingSolverTest, CongestionEstimateCountsUnitsThatLeaveTheirCheapestPath) {
-  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 10), nullptr).congestion, 0.0);
-  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 1), nullptr).congestion, 0.9);
-  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 6), nullptr).congestion, 0.4);
+  CongestionWorkspace ws;  // shared by the estimates below, as a racer's is
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 10), nullptr, ws).congestion, 0.0);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 1), nullptr, ws).congestion, 0.9);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(Funnel(10, 6), nullptr, ws).congestion, 0.4);
   // No path at all: every unit is diverted.
   FlowGraph lost;
   lost.AddNode(2);
   lost.AddNode(-2);
-  EXPECT_DOUBLE_EQ(EstimateCongestion(lost, nullptr).congestion, 1.0);
+  EXPECT_DOUBLE_EQ(EstimateCongestion(lost, nullptr, ws).congestion, 1.0);
   // No supply: unknown.
   FlowGraph empty;
   empty.AddNode(0);
-  EXPECT_LT(EstimateCongestion(empty, nullptr).congestion, 0);
+  EXPECT_LT(EstimateCongestion(empty, nullptr, ws).congestion, 0);
   // A negative cycle never settles: unknown.
   FlowGraph cycle;
   NodeId s = cycle.AddNode(1), t = cycle.AddNode(-1), u = cycle.AddNode(0);
   cycle.AddArc(s, t, 1, 1);
   cycle.AddArc(t, u, 1, -5);
   cycle.AddArc(u, t, 1, 1);
-  EXPECT_LT(EstimateCongestion(cycle, nullptr).congestion, 0);
+  EXPECT_LT(EstimateCongestion(cycle, nullptr, ws).congestion, 0);
 }
 
 TEST(RacingSolverTest, CongestionEstimateStaysInRangeOnExtremeInputs) {
+  CongestionWorkspace ws;
   // A negative cycle of many arcs with costs at the estimate's limit: labels
   // compound around it within one sweep; they must be caught before they
   // overflow (the sanitizer build aborts on signed overflow).
@@ -219,14 +221,14 @@ TEST(RacingSolverTest, CongestionEstimateStaysInRangeOnExtremeInputs) {
       cycle.AddArc(b, a, 1, -limit);
     }
   }
-  EXPECT_LT(EstimateCongestion(cycle, nullptr).congestion, 0);
+  EXPECT_LT(EstimateCongestion(cycle, nullptr, ws).congestion, 0);
   // Supplies whose sum exceeds what any solver accepts: unknown, no overflow.
   FlowGraph huge;
   NodeId p = huge.AddNode(int64_t{1} << 62), q = huge.AddNode(int64_t{1} << 62);
   NodeId r = huge.AddNode(-(int64_t{1} << 62)), t = huge.AddNode(-(int64_t{1} << 62));
   huge.AddArc(p, r, int64_t{1} << 62, 1);
   huge.AddArc(q, t, int64_t{1} << 62, 1);
-  EXPECT_LT(EstimateCongestion(huge, nullptr).congestion, 0);
+  EXPECT_LT(EstimateCongestion(huge, nullptr, ws).congestion, 0);
 }
 
 TEST(RacingSolverTest, CongestedProblemsKeepTheCrawlerOut) {

@@ -83,7 +83,7 @@ RelaxationEngine::Step RelaxationEngine::Ascend(ResidualNet& net, std::vector<in
 Status RelaxationEngine::CheckFeasibleOnce(const ResidualNet& net) {
   checked_feasible_ = true;
   ResidualNet copy = net;
-  return MakeFeasible(copy, cancel_);
+  return MakeFeasible(copy, feasibility_, cancel_);
 }
 
 RelaxationEngine::Step RelaxationEngine::GrowTree(ResidualNet& net, std::vector<int64_t>& pot,

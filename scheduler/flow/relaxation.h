@@ -9,6 +9,7 @@
 // Arc prioritisation (Firmament §5.3.1): arcs leading to deficit nodes go to
 // the front of the queue of arcs that extend the tree, so the search runs
 // depth-first towards demand and breadth-first otherwise.
+// The engine owns its working arrays and keeps them between runs (reuse.h).
 // Thread-safety: one thread per object.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduler/flow/feasibility.h"
 #include "scheduler/flow/residual_net.h"
 #include "scheduler/flow/solver.h"
 
@@ -67,6 +69,7 @@ class RelaxationEngine {
   std::deque<uint32_t> candidates_;
   std::vector<uint32_t> active_;
   std::vector<uint8_t> queued_;
+  FeasibilityWorkspace feasibility_;  // CheckFeasibleOnce's, kept like the rest
 };
 
 class RelaxationSolver final : public FlowSolver {

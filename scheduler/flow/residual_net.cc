@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "scheduler/flow/layered.h"
 #include "scheduler/flow/reuse.h"
 #include "scheduler/flow/wide.h"
 
@@ -401,32 +400,12 @@ size_t ResidualNet::MemoryBytes() const {
          owner_.capacity() * 4 + supply_.capacity() * 8 + free_dense_.capacity() * 4;
 }
 
-Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel) {
-  thread_local internal::LayerWorkspace ws;  // kept between calls (reuse.h)
-  thread_local std::vector<uint32_t> sources;
-  ws.Resize(net.node_count());
-  auto all = [](uint32_t, uint32_t) { return true; };
-  while (true) {
-    if (IsCancelled(cancel)) return Cancelled("solve cancelled");
-    sources.clear();
-    for (uint32_t u = 0; u < net.node_count(); ++u) {
-      if (net.excess(u) > 0) sources.push_back(u);
-    }
-    if (sources.empty()) return Status::Ok();
-    if (!internal::BuildLevels(net, sources, ws, all)) {
-      return Infeasible("no feasible flow: some supply cannot reach any demand");
-    }
-    internal::BlockingFlow(net, sources, ws, all);
-  }
-}
-
 bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t tolerance,
-                   uint64_t max_scans, const CancelFlag* cancel,
+                   uint64_t max_scans, const CancelFlag* cancel, FixPotentialsWorkspace& ws,
                    const std::vector<uint32_t>* start) {
   const uint32_t n = net.node_count();
-  // Kept per thread between calls (reuse.h explains why).
-  thread_local std::vector<uint32_t> queue;
-  thread_local std::vector<uint8_t> queued;
+  std::vector<uint32_t>& queue = ws.queue;
+  std::vector<uint8_t>& queued = ws.queued;
   queue.clear();
   AssignReuse(queued, n, uint8_t{0});
   if (start == nullptr) {

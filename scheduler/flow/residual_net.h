@@ -6,8 +6,9 @@
 // its reverse arc. Self-loops are kept aside (their optimal flow is their
 // capacity when their cost is negative, else 0).
 //
-// Also here: the small helpers several solvers share (feasibility by max
-// flow, exact potentials by label correcting, solution extraction).
+// Also here: the small helpers several solvers share (exact potentials by
+// label correcting, saturating negative arcs, solution extraction; a
+// feasible flow by max flow is in feasibility.h).
 // Thread-safety: none; each solver owns its own ResidualNet.
 #pragma once
 
@@ -152,19 +153,23 @@ class ResidualNet {
   Wide capacity_sum_ = 0, supply_sum_ = 0, abs_supply_ = 0;
 };
 
-// Sends flow from excess nodes to deficit nodes along any residual paths
-// (Dinic's algorithm, costs ignored). Returns kInfeasible if some excess
-// cannot be routed, kCancelled if cancelled.
-Status MakeFeasible(ResidualNet& net, const CancelFlag* cancel);
+// FixPotentials' working arrays: its FIFO of nodes and their queued flags.
+// The solver that calls it owns one and keeps it between solves, so that a
+// re-solve reuses the pages (reuse.h).
+struct FixPotentialsWorkspace {
+  std::vector<uint32_t> queue;
+  std::vector<uint8_t> queued;
+};
 
 // Adjusts `pot` (dense, original cost units) so that every residual arc has
 // reduced cost >= -tolerance, by label correcting (only lowering potentials).
 // Gives up after `max_scans` node scans (0: no limit) and returns false then.
 // Only arcs out of `start` nodes (all nodes when null) and of nodes whose
 // potential it lowers are examined: the caller promises the others hold.
+// Works in `ws` (the caller's; its contents between calls do not matter).
 // REQUIRES: no residual cycle of cost < -tolerance * length when unlimited.
 bool FixPotentials(const ResidualNet& net, std::vector<int64_t>& pot, int64_t tolerance,
-                   uint64_t max_scans, const CancelFlag* cancel,
+                   uint64_t max_scans, const CancelFlag* cancel, FixPotentialsWorkspace& ws,
                    const std::vector<uint32_t>* start = nullptr);
 
 // Saturates every residual arc whose reduced cost under `pot` is negative, so
