@@ -21,10 +21,13 @@
 //      multi-source Dijkstra over reduced costs on the graph's own adjacency
 //      lists, stopping once the deficits reached can absorb the excess
 //      (epoch-stamped labels, so nothing is cleared per solve), potentials
-//      raised on the settled nodes only, then a blocking flow (Dinic) on the
-//      zero-reduced-cost arcs inside the settled region;
+//      raised on the settled nodes only (or the same search backwards from
+//      the deficits when they are far fewer: LocalSspOptions::reverse_search),
+//      then a blocking flow (Dinic) on the zero-reduced-cost arcs inside the
+//      settled region;
 //   4. emit: the caller's FlowSolution gets a copy of the flow and potential
 //      arrays (a memcpy; the total cost is kept up to date incrementally).
+// (Steps 1, 2 and 4 are in local_ssp.cc, step 3 in local_ssp_route.cc.)
 // Reduced-cost optimality (every residual arc >= 0) holds between any two of
 // these steps, so a cancelled or infeasible solve leaves a valid pseudoflow
 // that the next solve continues from. The first solve, a solve after the
@@ -32,17 +35,17 @@
 // Adopt() load the state from a full solution (cost scaling from scratch for
 // the first); a lost record triggers a full sync over every id instead.
 //
+// The solver owns its kept state and its working arrays (the searches'
+// labels and heap, the blocking flow's levels), kept between solves.
 // Thread-safety: one thread per object; the graph is only read.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/radix_heap.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/flow/wide.h"
 
@@ -135,8 +138,9 @@ class LocalSspSolver final : public FlowSolver {
   void LinkFlow(ArcId a);
   void UnlinkFlow(ArcId a);
   Status Route(const FlowGraph& g, const CancelFlag* cancel);
-  bool Dijkstra(const FlowGraph& g, int64_t total, const CancelFlag* cancel);
-  bool DijkstraReverse(const FlowGraph& g, int64_t need, const CancelFlag* cancel);
+  void NextStamp();
+  template <bool kReverse>
+  bool Search(int64_t target, const CancelFlag* cancel);
   void TreeAugment(bool reverse);
   bool BuildLevels(const FlowGraph& g);
   void BlockingFlow(const FlowGraph& g);
@@ -199,50 +203,8 @@ class LocalSspSolver final : public FlowSolver {
   };
   std::vector<Label> label_;  // one line per node touched, not three
   uint32_t stamp_ = 0;
-  // Monotone priority queue for the searches (a radix heap: keys are
-  // non-negative reduced-cost distances, never below the last one popped, so
-  // each entry moves down at most 64 buckets instead of sifting through a
-  // binary heap on every push).
-  class RadixHeap {
-   public:
-    void Clear() {
-      for (auto& b : buckets_) b.clear();
-      size_ = 0;
-      last_ = 0;
-    }
-    bool Empty() const { return size_ == 0; }
-    // REQUIRES: key >= the last key popped since Clear().
-    void Push(int64_t key, NodeId v) {
-      buckets_[Bucket(key)].emplace_back(key, v);
-      ++size_;
-    }
-    std::pair<int64_t, NodeId> Pop() {
-      if (buckets_[0].empty()) {
-        size_t i = 1;
-        while (buckets_[i].empty()) ++i;
-        std::vector<std::pair<int64_t, NodeId>>& b = buckets_[i];
-        int64_t m = b[0].first;
-        for (const auto& e : b) m = std::min(m, e.first);
-        last_ = m;
-        for (const auto& e : b) buckets_[Bucket(e.first)].push_back(e);
-        b.clear();
-      }
-      std::pair<int64_t, NodeId> e = buckets_[0].back();
-      buckets_[0].pop_back();
-      --size_;
-      return e;
-    }
-
-   private:
-    size_t Bucket(int64_t key) const {
-      uint64_t x = static_cast<uint64_t>(key) ^ static_cast<uint64_t>(last_);
-      return x == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(x));
-    }
-    std::array<std::vector<std::pair<int64_t, NodeId>>, 65> buckets_;
-    size_t size_ = 0;
-    int64_t last_ = 0;
-  };
-  RadixHeap heap_;
+  // The searches' monotone priority queue; ties last in, first out.
+  RadixHeap heap_{true};
   std::vector<NodeId> settled_list_;
   std::vector<NodeId> sources_;
   std::vector<NodeId> deficits_;
