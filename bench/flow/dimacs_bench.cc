@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/flow/bench_solvers.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
-#include "scheduler/flow/solvers.h"
 
 namespace copse::bench {
 namespace {
@@ -54,7 +54,7 @@ int Run(const std::string& algorithm, int repeat, const std::vector<std::string>
     const flow::FlowGraph& g = loaded->graph;
     std::vector<double> copse_ms, lemon_ms;
     for (int k = 0; k < repeat; ++k) {
-      auto solver = flow::MakeSolver(algorithm);  // a new object: from scratch
+      auto solver = MakeBenchSolver(algorithm);  // a new object: from scratch
       if (!solver.ok()) {
         std::fprintf(stderr, "%s\n", solver.status().ToString().c_str());
         return 2;
@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   std::string algorithm = "cost_scaling";
   int repeat = 7;
   std::vector<std::string> files;
-  app.add_option("--algorithm", algorithm, "Copse solver name (copse flow --algorithm)");
+  app.add_option("--algorithm", algorithm,
+                 "solver name (copse flow --algorithm, or a variant of bench_solvers.h)");
   app.add_option("--repeat", repeat, "solves of each file per solver; the median is reported")
       ->check(CLI::Range(1, 99));
   app.add_option("files", files, "DIMACS min-cost-flow files")->required();

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,16 +19,16 @@
 #include <string>
 #include <vector>
 
+#include "bench/flow/bench_solvers.h"
+#include "bench/flow/network_simplex.h"
 #include "bench/flow/quincy_workload.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/incremental.h"
-#include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/leaf_ssp.h"
+#include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/local_ssp.h"
-#include "scheduler/flow/network_simplex.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/relaxation.h"
-#include "scheduler/flow/solvers.h"
 #include "scheduler/flow/verify.h"
 
 namespace copse::bench {
@@ -68,47 +67,6 @@ flow::lemon_ref::Algorithm LemonAlg(const std::string& s) {
   if (s == "cs") return flow::lemon_ref::Algorithm::kCostScaling;
   if (s == "caps") return flow::lemon_ref::Algorithm::kCapacityScaling;
   return flow::lemon_ref::Algorithm::kNetworkSimplex;
-}
-
-// The registry's solvers, plus variants of incremental_local with one of its
-// repair steps off, for measuring what each step buys.
-std::unique_ptr<flow::FlowSolver> MakeBenchSolver(const std::string& name) {
-  flow::LocalSspOptions o;
-  if (name == "incremental_local_noretract") {
-    o.retract_deficits = false;
-    return std::make_unique<flow::LocalSspSolver>(o);
-  }
-  if (name == "incremental_local_forward") {
-    o.reverse_search = false;
-    return std::make_unique<flow::LocalSspSolver>(o);
-  }
-  if (name == "incremental_local_nopull") {
-    o.pull_potentials = false;
-    return std::make_unique<flow::LocalSspSolver>(o);
-  }
-  if (name == "incremental_local_notree") {
-    o.tree_augment = false;
-    return std::make_unique<flow::LocalSspSolver>(o);
-  }
-  if (name.rfind("incremental_local_look", 0) == 0) {  // incremental_local_lookN: N hops
-    const std::string hops = name.substr(std::strlen("incremental_local_look"));
-    if (hops.empty() || hops.size() > 2 ||
-        hops.find_first_not_of("0123456789") != std::string::npos) {
-      return nullptr;
-    }
-    o.lookahead = std::stoi(hops);
-    return std::make_unique<flow::LocalSspSolver>(o);
-  }
-  if (name == "incremental_leaf_multi" || name == "incremental_leaf_multi_wide" ||
-      name == "incremental_leaf_wide") {
-    flow::LeafSspOptions lo;
-    lo.single_source = name.find("multi") == std::string::npos;
-    lo.deep_ties = name.find("wide") == std::string::npos;
-    return std::make_unique<flow::LeafSspSolver>(lo);
-  }
-  auto made = flow::MakeSolver(name);
-  if (!made.ok()) return nullptr;  // main() rejects unknown names before this
-  return std::move(*made);
 }
 
 struct Runner {
@@ -198,7 +156,7 @@ struct Runner {
                                     std::optional<int64_t> expect) {
     std::optional<int64_t> cost = expect;
     for (const std::string& name : opt.scratch) {
-      auto solver = flow::MakeSolver(name);
+      auto solver = MakeBenchSolver(name);
       if (!solver.ok()) {
         Expect(false, solver.status().ToString());
         continue;
@@ -209,7 +167,7 @@ struct Runner {
       std::vector<double> runs;
       flow::FlowSolution sol;
       for (int k = 0; k < opt.repeat; ++k) {
-        if (k > 0) solver = flow::MakeSolver(name);
+        if (k > 0) solver = MakeBenchSolver(name);
         auto t = Clock::now();
         Status st = (*solver)->Solve(g, &sol, nullptr);
         runs.push_back(MsSince(t));
@@ -254,7 +212,7 @@ struct Runner {
     // its own: a fresh one would charge first-touch page faults to the solve.
     std::vector<flow::FlowSolution> sols(opt.incremental.size());
     for (const std::string& name : opt.incremental) {
-      inc.push_back(MakeBenchSolver(name));
+      inc.push_back(MakeBenchSolver(name).value());  // main() checked every name
     }
     for (int step = 0; step <= opt.steps && !inc.empty(); ++step) {
       if (step > 0) {
@@ -445,10 +403,13 @@ int main(int argc, char** argv) {
                  "scheduler's)");
   app.add_option("--steps", o.steps, "change steps after the first solve");
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--scratch", o.scratch, "solvers timed from scratch on the first graph")
+  app.add_option("--scratch", o.scratch,
+                 "solvers timed from scratch on the first graph (names: copse flow's and the "
+                 "experiment variants of bench/flow/bench_solvers.h)")
       ->delimiter(',');
   app.add_option("--incremental", o.incremental,
-                 "solvers run on every step; the first one's placements drive the workload")
+                 "solvers run on every step, names as --scratch; the first one's placements "
+                 "drive the workload")
       ->delimiter(',');
   app.add_option("--lemon", o.lemon, "LEMON solvers: ns, cs, caps (empty: none)")->delimiter(',');
   app.add_option("--lemon-every", o.lemon_every,
@@ -498,10 +459,7 @@ int main(int argc, char** argv) {
   // Every solver name is checked before any graph is built.
   for (const auto* list : {&o.scratch, &o.incremental}) {
     for (const std::string& name : *list) {
-      bool bench_only = list == &o.incremental && name.rfind("incremental_local_", 0) == 0 &&
-                        copse::bench::MakeBenchSolver(name) != nullptr;
-      if (bench_only) continue;
-      auto made = copse::flow::MakeSolver(name);
+      auto made = copse::bench::MakeBenchSolver(name);
       if (!made.ok()) {
         std::fprintf(stderr, "copse-bench-flow: %s\n", made.status().ToString().c_str());
         return 2;

@@ -1,5 +1,7 @@
-// Quincy-shaped graphs: every solver agrees with LEMON's NetworkSimplex along
-// the workload's change steps, and every flow passes the optimality check.
+// Quincy-shaped graphs: every solver of the benchmark's registry (the
+// library's and the experiment variants) agrees with LEMON's NetworkSimplex
+// along the workload's change steps, and every flow passes the optimality
+// check.
 #include "bench/flow/quincy_workload.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +9,7 @@
 #include <map>
 #include <memory>
 
+#include "bench/flow/bench_solvers.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
 #include "scheduler/flow/solvers.h"
 #include "scheduler/flow/verify.h"
@@ -24,9 +27,9 @@ QuincyScaleSpec Spec(const std::string& scale,
 void RunSteps(const QuincyScaleSpec& spec, uint64_t seed, int steps) {
   QuincyWorkload w(spec, seed);
   std::map<std::string, std::unique_ptr<flow::FlowSolver>> solvers;
-  for (const std::string& name : flow::SolverNames()) {
+  for (const std::string& name : BenchSolverNames()) {
     if (name == "ssp" && spec.name == "a") continue;  // slow from scratch under ASan
-    auto s = flow::MakeSolver(name);
+    auto s = MakeBenchSolver(name);
     ASSERT_TRUE(s.ok());
     solvers[name] = std::move(*s);
   }

@@ -55,7 +55,8 @@ const char* kSmall =
 
 TEST_F(CopseFlowCliTest, SolvePrintsJsonWithCostAndTime) {
   std::string f = Write("small.min", kSmall);
-  for (const char* alg : {"race", "cost_scaling", "relaxation", "ssp", "incremental"}) {
+  for (const char* alg :
+       {"race", "cost_scaling", "relaxation", "incremental_local", "incremental"}) {
     CommandResult r = Flow({"solve", "--check", "--algorithm", alg, f});
     ASSERT_EQ(r.exit_code, 0) << alg << ": " << r.out << r.err;
     auto j = nlohmann::json::parse(r.out);
@@ -94,6 +95,10 @@ TEST_F(CopseFlowCliTest, MalformedInputAndBadUsageExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("neg.min:4:"), std::string::npos) << r.err;
   EXPECT_EQ(Flow({"solve", "--algorithm", "nonsense", f}).exit_code, 2);
+  // The experiment variants are the benchmark's, not copse flow's.
+  r = Flow({"solve", "--algorithm", "race_always", f});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("copse bench flow"), std::string::npos) << r.err;
   EXPECT_EQ(Flow({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(Flow({"solve"}).exit_code, 2);
   EXPECT_EQ(Flow({"solve", (dir_.path() / "missing.min").string()}).exit_code, 2);

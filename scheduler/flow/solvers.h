@@ -1,5 +1,9 @@
-// The solver registry: every algorithm by the name the CLI and benchmarks
-// use. Thread-safety: MakeSolver is thread-safe; each solver is not.
+// The solver registry: the production solvers by the names the scheduler's
+// config, `copse flow --algorithm` and the benchmarks use. It holds the
+// solvers the scheduler and the default race use and the from-scratch ones a
+// user may pick; the experiment variants (other races, engines and options
+// measured once) are in the benchmark's registry (bench/flow/bench_solvers.h).
+// Thread-safety: every function here is thread-safe; each solver is not.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "scheduler/flow/racing.h"
 #include "scheduler/flow/solver.h"
 
 namespace copse::flow {
@@ -34,5 +39,16 @@ inline constexpr int kProbeEvery = 2;
 
 // A new solver by name; kInvalidArgument for an unknown name.
 Result<std::unique_ptr<FlowSolver>> MakeSolver(std::string_view name);
+
+// The default race's options: hedged (kHedgeFactor, kProbeEvery), graphs
+// below kSoloBelowArcs left to the incremental contestant alone, relaxation
+// kept away from congested problems.
+RaceOptions DefaultRaceOptions();
+
+// Firmament's pair raced under `options`: relaxation from scratch
+// (contestant 0) against incremental_tiered (contestant 1). MakeSolver's
+// "race" is MakeFirmamentRace("race", DefaultRaceOptions()); the benchmark
+// races the same pair under other options.
+std::unique_ptr<FlowSolver> MakeFirmamentRace(std::string name, RaceOptions options);
 
 }  // namespace copse::flow

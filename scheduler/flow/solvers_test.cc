@@ -1,125 +1,110 @@
-// Every solver against LEMON's NetworkSimplex (the oracle) on random problems
-// of assorted shapes and along random change sequences; every returned flow
-// is checked for conservation, capacity and reduced-cost optimality.
+// Every solver of the registry, and the variants of their options the
+// library still offers (other races of the same pair, engines, cost-scaling
+// and relaxation options, successive shortest paths from scratch), through
+// SolverTest (solver_test_suite.h): against LEMON on random problems and
+// along random change sequences, plus the edge cases.
 #include "scheduler/flow/solvers.h"
 
 #include <gtest/gtest.h>
 
-#include <limits>
-#include <random>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "scheduler/flow/lemon/lemon_reference.h"
-#include "scheduler/flow/test_graphs.h"
-#include "scheduler/flow/verify.h"
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/incremental.h"
+#include "scheduler/flow/racing.h"
+#include "scheduler/flow/relaxation.h"
+#include "scheduler/flow/solver_test_suite.h"
+#include "scheduler/flow/ssp.h"
 
 namespace copse::flow {
 namespace {
 
-using testing::Shape;
+using testing::SolverCase;
+using testing::SolverCaseName;
+using testing::SolverTest;
 
-void ExpectAgreesWithLemon(FlowSolver& solver, const FlowGraph& g, const std::string& what) {
-  lemon_ref::LemonResult oracle = lemon_ref::Solve(g, lemon_ref::Algorithm::kNetworkSimplex);
-  FlowSolution sol;
-  Status st = solver.Solve(g, &sol, nullptr);
-  if (!oracle.feasible) {
-    EXPECT_EQ(st.code(), StatusCode::kInfeasible) << what << ": " << st.ToString();
-    return;
+std::vector<SolverCase> RegistryCases() {
+  std::vector<SolverCase> cases;
+  for (const std::string& name : SolverNames()) {
+    cases.push_back({name, [name] { return MakeSolver(name).value(); }});
   }
-  ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
-  EXPECT_EQ(sol.cost, oracle.cost) << what;
-  Status check = CheckSolution(g, sol);
-  EXPECT_TRUE(check.ok()) << what << ": " << check.ToString();
+  return cases;
 }
 
-class SolverTest : public ::testing::TestWithParam<std::string> {};
+template <typename Solver, typename Options>
+SolverCase With(std::string name, Options options) {
+  return {std::move(name), [options] { return std::make_unique<Solver>(options); }};
+}
 
-// 64 graphs of each of the 8 shapes: 512 per solver.
-TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
-  constexpr int kSizes[] = {8, 20, 40, 70};
-  int graphs = 0;
-  for (int shape = 0; shape < testing::kShapeCount; ++shape) {
-    for (int seed = 0; seed < 64; ++seed) {
-      int nodes = kSizes[seed % 4];
-      FlowGraph g = testing::RandomGraph(static_cast<Shape>(shape), nodes, 1000 * shape + seed);
-      auto solver = MakeSolver(GetParam());
-      ASSERT_TRUE(solver.ok());
-      ExpectAgreesWithLemon(
-          **solver, g,
-          testing::ShapeName(static_cast<Shape>(shape)) + " seed " + std::to_string(seed));
-      ++graphs;
-    }
+IncrementalOptions WithEngine(IncrementalOptions::Engine engine) {
+  IncrementalOptions o;
+  o.engine = engine;
+  return o;
+}
+
+// The same solvers with other options: each must stay correct.
+std::vector<SolverCase> VariantCases() {
+  using E = IncrementalOptions::Engine;
+  RaceOptions always = DefaultRaceOptions();  // both start on every solve, at every size
+  always.solo_below_arcs = 0;
+  always.hedge_factor = 0;
+  always.probe_every = 0;
+  RaceOptions hedged = DefaultRaceOptions();  // hedged and probed at every size
+  hedged.solo_below_arcs = 0;
+  IncrementalOptions cs_nofinish = WithEngine(E::kCostScaling);
+  cs_nofinish.cost_scaling.ssp_finish_below = 0;
+  IncrementalOptions cs_local = WithEngine(E::kCostScaling);
+  cs_local.local_cost_scaling = true;
+  IncrementalOptions cold_relaxation = WithEngine(E::kShortestPaths);
+  cold_relaxation.cold_relaxation = true;
+  CostScalingOptions wide;
+  wide.force_wide = true;
+  wide.scaling_factor = 4;
+  wide.price_refine = true;
+  CostScalingOptions nofinish;
+  nofinish.ssp_finish_below = 0;
+  return {
+      {"race_always", [always] { return MakeFirmamentRace("race_always", always); }},
+      {"race_hedged", [hedged] { return MakeFirmamentRace("race_hedged", hedged); }},
+      {"race_ssp",
+       [cold_relaxation] {
+         return std::make_unique<RacingSolver>(
+             "race_ssp", std::make_unique<IncrementalSolver>(cold_relaxation),
+             std::make_unique<IncrementalSolver>(WithEngine(E::kCostScaling)));
+       }},
+      {"race_scratch",
+       [] {
+         return std::make_unique<RacingSolver>("race_scratch", std::make_unique<RelaxationSolver>(),
+                                               std::make_unique<CostScalingSolver>());
+       }},
+      With<IncrementalSolver>("incremental_auto", WithEngine(E::kAuto)),
+      With<IncrementalSolver>("incremental_relax", WithEngine(E::kRelaxation)),
+      With<IncrementalSolver>("incremental_cs_nofinish", cs_nofinish),
+      With<IncrementalSolver>("incremental_cs_local", cs_local),
+      With<CostScalingSolver>("cost_scaling_wide", wide),
+      With<CostScalingSolver>("cost_scaling_nofinish", nofinish),
+      With<RelaxationSolver>("relaxation_fifo", RelaxationOptions{false}),
+      {"ssp", [] { return std::make_unique<SuccessiveShortestPathSolver>(); }},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSolvers, SolverTest, ::testing::ValuesIn(RegistryCases()),
+                         SolverCaseName);
+INSTANTIATE_TEST_SUITE_P(Variants, SolverTest, ::testing::ValuesIn(VariantCases()), SolverCaseName);
+
+TEST(SolverRegistryTest, NamesTheDefaultFirstAndRejectsOthers) {
+  ASSERT_FALSE(SolverNames().empty());
+  EXPECT_EQ(SolverNames().front(), kDefaultSolver);
+  for (const std::string& name : SolverNames()) {
+    auto solver = MakeSolver(name);
+    ASSERT_TRUE(solver.ok()) << name;
   }
-  EXPECT_EQ(graphs, 512);
+  auto unknown = MakeSolver("race_always");  // an experiment: bench/flow's registry
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("known: race, "), std::string::npos);
 }
-
-TEST_P(SolverTest, AgreesWithLemonAlongChangeSequences) {
-  // 16 sequences of 10 batches: feasible and infeasible ones, every shape.
-  for (int seq = 0; seq < 16; ++seq) {
-    std::mt19937_64 rng(77 + seq);
-    Shape shape = static_cast<Shape>(seq % (testing::kShapeCount - 1));
-    FlowGraph g = testing::RandomGraph(shape, 25 + 5 * seq, 500 + seq);
-    auto solver = MakeSolver(GetParam());
-    ASSERT_TRUE(solver.ok());
-    for (int step = 0; step < 10; ++step) {
-      ExpectAgreesWithLemon(**solver, g,
-                            "sequence " + std::to_string(seq) + " step " + std::to_string(step));
-      g.CommitChanges();
-      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 12), rng, step % 5 != 3);
-    }
-  }
-}
-
-TEST_P(SolverTest, EmptyAndTrivialProblems) {
-  auto solver = MakeSolver(GetParam());
-  ASSERT_TRUE(solver.ok());
-  FlowGraph empty;
-  FlowSolution sol;
-  ASSERT_TRUE((*solver)->Solve(empty, &sol, nullptr).ok());
-  EXPECT_EQ(sol.cost, 0);
-  FlowGraph g;
-  NodeId a = g.AddNode(1), b = g.AddNode(-1);
-  g.AddArc(a, a, 4, -3);  // a negative self-loop is saturated
-  g.AddArc(a, b, 1, 7);
-  ASSERT_TRUE((*solver)->Solve(g, &sol, nullptr).ok());
-  EXPECT_EQ(sol.cost, 7 - 12);
-  EXPECT_TRUE(CheckSolution(g, sol).ok());
-  g.SetSupply(a, 2);
-  EXPECT_EQ((*solver)->Solve(g, &sol, nullptr).code(), StatusCode::kInfeasible);
-}
-
-TEST_P(SolverTest, RejectsCostsThatCouldOverflow) {
-  auto solver = MakeSolver(GetParam());
-  ASSERT_TRUE(solver.ok());
-  FlowGraph g;
-  NodeId a = g.AddNode(1), b = g.AddNode(-1);
-  g.AddArc(a, b, 1, int64_t{1} << 62);
-  FlowSolution sol;
-  EXPECT_EQ((*solver)->Solve(g, &sol, nullptr).code(), StatusCode::kInvalidArgument);
-  // The most negative cost has no positive counterpart in int64: it must
-  // still count as too large (std::abs of it is undefined).
-  FlowGraph low;
-  NodeId c = low.AddNode(1), d = low.AddNode(-1);
-  low.AddArc(c, d, 1, std::numeric_limits<int64_t>::min());
-  auto fresh = MakeSolver(GetParam());
-  ASSERT_TRUE(fresh.ok());
-  EXPECT_EQ((*fresh)->Solve(low, &sol, nullptr).code(), StatusCode::kInvalidArgument);
-}
-
-TEST_P(SolverTest, HonoursCancellation) {
-  auto solver = MakeSolver(GetParam());
-  ASSERT_TRUE(solver.ok());
-  FlowGraph g = testing::RandomGraph(Shape::kDense, 60, 3);
-  CancelFlag cancel;
-  cancel.Cancel();
-  FlowSolution sol;
-  Status st = (*solver)->Solve(g, &sol, &cancel);
-  EXPECT_EQ(st.code(), StatusCode::kCancelled) << st.ToString();
-}
-
-std::string ParamName(const ::testing::TestParamInfo<std::string>& p) { return p.param; }
-
-INSTANTIATE_TEST_SUITE_P(AllSolvers, SolverTest, ::testing::ValuesIn(SolverNames()), ParamName);
 
 }  // namespace
 }  // namespace copse::flow

@@ -1,8 +1,8 @@
 // NetworkSimplexSolver's warm start: the kept basis is reused (an unchanged
 // problem takes no pivot), hints survive edits, id reuse, another graph and
 // infeasible batches, and stage two decides feasibility. Agreement with LEMON
-// on the shared random shapes is in solvers_test.cc.
-#include "scheduler/flow/network_simplex.h"
+// on the shared random shapes is in bench_solvers_test.cc.
+#include "bench/flow/network_simplex.h"
 
 #include <gtest/gtest.h>
 

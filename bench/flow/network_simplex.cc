@@ -1,4 +1,4 @@
-#include "scheduler/flow/network_simplex.h"
+#include "bench/flow/network_simplex.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,8 @@
 // NetworkSimplexSolver: the primal network simplex method, warm-started from
-// its own last basis (issue 4; docs/flow.md, run 7).
+// its own last basis (issue 4; docs/flow.md, run 7). Correct, and far slower
+// than the library's solvers on the Quincy graphs, so it is in no race: it
+// lives here as an experiment, `network_simplex` in the benchmark's registry
+// (bench_solvers.h), in the flow library's namespace.
 //
 // A basis is a spanning tree over the graph's nodes plus an artificial root;
 // every node has an artificial arc to or from the root (uncapacitated). Tree
@@ -32,6 +35,7 @@
 // route flow through the root, every artificial arc is priced at ART and the
 // pivots continue (stage two), which decides feasibility exactly.
 //
+// The solver owns its basis, hints and working arrays, kept between solves.
 // Thread-safety: one thread per object; the graph is only read.
 #pragma once
 

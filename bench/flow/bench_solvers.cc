@@ -1,0 +1,179 @@
+#include "bench/flow/bench_solvers.h"
+
+#include <functional>
+#include <utility>
+
+#include "bench/flow/network_simplex.h"
+#include "scheduler/flow/cost_scaling.h"
+#include "scheduler/flow/incremental.h"
+#include "scheduler/flow/leaf_ssp.h"
+#include "scheduler/flow/local_ssp.h"
+#include "scheduler/flow/racing.h"
+#include "scheduler/flow/relaxation.h"
+#include "scheduler/flow/solvers.h"
+#include "scheduler/flow/ssp.h"
+
+namespace copse::bench {
+namespace {
+
+using flow::FlowSolver;
+using Engine = flow::IncrementalOptions::Engine;
+
+struct Variant {
+  std::string name;
+  std::function<std::unique_ptr<FlowSolver>()> make;
+};
+
+std::unique_ptr<FlowSolver> Incremental(Engine engine, bool cold_relaxation = false) {
+  flow::IncrementalOptions o;
+  o.engine = engine;
+  o.cold_relaxation = cold_relaxation;
+  o.ssp_below_arcs = flow::kSoloBelowArcs;
+  return std::make_unique<flow::IncrementalSolver>(o);
+}
+
+// Firmament's pair (flow::MakeFirmamentRace) under the default race's
+// options with `edit` applied.
+Variant Race(std::string name, std::function<void(flow::RaceOptions&)> edit) {
+  return {name, [name, edit] {
+            flow::RaceOptions o = flow::DefaultRaceOptions();
+            edit(o);
+            return flow::MakeFirmamentRace(name, o);
+          }};
+}
+
+Variant CostScaling(std::string name, std::function<void(flow::CostScalingOptions&)> edit) {
+  return {std::move(name), [edit] {
+            flow::CostScalingOptions o;
+            edit(o);
+            return std::make_unique<flow::CostScalingSolver>(o);
+          }};
+}
+
+Variant IncrementalCostScaling(std::string name,
+                               std::function<void(flow::IncrementalOptions&)> edit) {
+  return {std::move(name), [edit] {
+            flow::IncrementalOptions o;
+            o.engine = Engine::kCostScaling;
+            edit(o);
+            return std::make_unique<flow::IncrementalSolver>(o);
+          }};
+}
+
+Variant Local(std::string name, std::function<void(flow::LocalSspOptions&)> edit) {
+  return {std::move(name), [edit] {
+            flow::LocalSspOptions o;
+            edit(o);
+            return std::make_unique<flow::LocalSspSolver>(o);
+          }};
+}
+
+Variant Leaf(std::string name, bool single_source, bool deep_ties) {
+  return {std::move(name), [single_source, deep_ties] {
+            flow::LeafSspOptions o;
+            o.single_source = single_source;
+            o.deep_ties = deep_ties;
+            return std::make_unique<flow::LeafSspSolver>(o);
+          }};
+}
+
+// The variants, in the order BenchSolverNames lists them.
+std::vector<Variant> Variants() {
+  return {
+      // Both contestants started on every solve, at every size (the
+      // default race before run 3).
+      Race("race_always",
+           [](flow::RaceOptions& o) {
+             o.solo_below_arcs = 0;
+             o.hedge_factor = 0;
+             o.probe_every = 0;
+           }),
+      // The default race without its size threshold.
+      Race("race_hedged", [](flow::RaceOptions& o) { o.solo_below_arcs = 0; }),
+      // Incremental successive shortest paths (cold: relaxation) against
+      // incremental cost scaling, started together (the race of run 1).
+      {"race_ssp",
+       [] {
+         return std::make_unique<flow::RacingSolver>("race_ssp",
+                                                     Incremental(Engine::kShortestPaths, true),
+                                                     Incremental(Engine::kCostScaling));
+       }},
+      // Relaxation against cost scaling, both from scratch every time.
+      {"race_scratch",
+       [] {
+         return std::make_unique<flow::RacingSolver>("race_scratch",
+                                                     std::make_unique<flow::RelaxationSolver>(),
+                                                     std::make_unique<flow::CostScalingSolver>());
+       }},
+      // Every refine down to epsilon 1 (before run 7).
+      IncrementalCostScaling(
+          "incremental_cs_nofinish",
+          [](flow::IncrementalOptions& o) { o.cost_scaling.ssp_finish_below = 0; }),
+      {"incremental_auto", [] { return Incremental(Engine::kAuto); }},
+      {"incremental_relax", [] { return Incremental(Engine::kRelaxation); }},
+      // Refines warm-started on the repaired pseudoflow.
+      IncrementalCostScaling("incremental_cs_local",
+                             [](flow::IncrementalOptions& o) { o.local_cost_scaling = true; }),
+      // incremental_local with one of its steps off.
+      Local("incremental_local_noretract",
+            [](flow::LocalSspOptions& o) { o.retract_deficits = false; }),
+      Local("incremental_local_forward",
+            [](flow::LocalSspOptions& o) { o.reverse_search = false; }),
+      Local("incremental_local_nopull",
+            [](flow::LocalSspOptions& o) { o.pull_potentials = false; }),
+      Local("incremental_local_notree", [](flow::LocalSspOptions& o) { o.tree_augment = false; }),
+      // incremental_leaf searching from all sources at once, ties first in,
+      // first out, or both.
+      Leaf("incremental_leaf_multi", false, true),
+      Leaf("incremental_leaf_multi_wide", false, false),
+      Leaf("incremental_leaf_wide", true, false),
+      {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},
+      // 128-bit from the start, factor 4, price refine on.
+      CostScaling("cost_scaling_wide",
+                  [](flow::CostScalingOptions& o) {
+                    o.force_wide = true;
+                    o.scaling_factor = 4;
+                    o.price_refine = true;
+                  }),
+      // Every refine down to epsilon 1 (before run 7).
+      CostScaling("cost_scaling_nofinish",
+                  [](flow::CostScalingOptions& o) { o.ssp_finish_below = 0; }),
+      // Without arc prioritisation.
+      {"relaxation_fifo",
+       [] { return std::make_unique<flow::RelaxationSolver>(flow::RelaxationOptions{false}); }},
+      {"ssp", [] { return std::make_unique<flow::SuccessiveShortestPathSolver>(); }},
+  };
+}
+
+constexpr std::string_view kLookPrefix = "incremental_local_look";
+
+}  // namespace
+
+std::vector<std::string> BenchSolverNames() {
+  std::vector<std::string> names = flow::SolverNames();
+  for (const Variant& v : Variants()) names.push_back(v.name);
+  return names;
+}
+
+Result<std::unique_ptr<FlowSolver>> MakeBenchSolver(std::string_view name) {
+  for (const std::string& n : flow::SolverNames()) {
+    if (name == n) return flow::MakeSolver(name);
+  }
+  for (const Variant& v : Variants()) {
+    if (name == v.name) return v.make();
+  }
+  if (name.substr(0, kLookPrefix.size()) == kLookPrefix) {  // incremental_local_lookN: N hops
+    const std::string_view hops = name.substr(kLookPrefix.size());
+    if (!hops.empty() && hops.size() <= 2 && hops.find_first_not_of("0123456789") == hops.npos) {
+      flow::LocalSspOptions o;
+      o.lookahead = std::stoi(std::string(hops));
+      return std::unique_ptr<FlowSolver>(new flow::LocalSspSolver(o));
+    }
+  }
+  std::string known;
+  for (const std::string& n : BenchSolverNames()) known += n + ", ";
+  return InvalidArgument("unknown algorithm '" + std::string(name) + "' (known: " + known +
+                         std::string(kLookPrefix) + "N)");
+}
+
+}  // namespace copse::bench
