@@ -20,33 +20,35 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
   }
 }
 
-// The next leaf of settled hub u enters the search (popped at `key`): its
-// key is checked first, and a stale one is recomputed and the hub's next
-// leaf scheduled instead. Entering, the leaf leaves the heap for the rest of
-// the search and each of its other arcs reaches its head at
+// The next leaf of settled hub u enters the search (popped at `key`): it
+// leaves the heap for the rest of the search and each of its other arcs
+// reaches its head at
 //     dist(u) + cost(w, v) + p(v) - cost(w, u) - p(u).
+// Its stored key is only a lower bound, so it may enter before leaves whose
+// true keys are smaller; that is harmless (u is settled, and Dijkstra may
+// relax a settled node's arcs in any order), and cheaper than checking: the
+// one pass over its arcs relaxes them and yields its exact key, which it
+// keeps when it goes back into the heap.
 void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   if (hubs_.Empty(u)) return;
   const NodeId w = hubs_.Top(u);
   const int64_t du = label_[u].dist;
-  const int64_t exact = Key(w);
-  if (exact > hubs_.key(w)) {
-    hubs_.Update(w, exact);
-    ++stats_.stale_keys;
-  } else {
-    hubs_.Remove(w);
-    entered_.push_back(w);
-    entry_key_[w] = exact;
-    entry_hub_[w] = u;
-    ++stats_.leaf_events;
-    const ArcId at = at_[w];
-    const int64_t base = du - pot_[u] - arcs_[at].cost;
-    for (ArcId a : out_[w]) {
-      const ArcCopy& c = arcs_[a];
-      if (a == at || c.flow >= c.capacity) continue;
-      Relax(c.head, base + c.cost + pot_[c.head], a, u, kViaLeaf);
-    }
+  hubs_.Remove(w);
+  entered_.push_back(w);
+  entry_hub_[w] = u;
+  ++stats_.leaf_events;
+  const ArcId at = at_[w];
+  const int64_t at_cost = arcs_[at].cost;
+  const int64_t base = du - pot_[u] - at_cost;
+  int64_t best = kNoExit;
+  for (ArcId a : out_[w]) {
+    const ArcCopy& c = arcs_[a];
+    if (a == at || c.flow >= c.capacity || c.head == u) continue;
+    const int64_t price = c.cost + pot_[c.head];
+    best = std::min(best, price - at_cost);
+    Relax(c.head, base + price, a, u, kViaLeaf);
   }
+  entry_key_[w] = best;
   if (!hubs_.Empty(u)) {
     heap_.Push(std::max(key, du + hubs_.key(hubs_.Top(u)) - pot_[u]), u | kEvent);
   }
@@ -218,8 +220,15 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
   stats_.search_ms += std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
   if (found && !IsCancelled(cancel)) {
     Augment();
-    GroupEntered();
-    while (BuildLevels()) BlockingFlow();
+    // The blocking flow finds what the tree paths could not: only when a
+    // settled deficit is left and a root still has something to give.
+    bool deficit = false, excess = false;
+    for (NodeId x : settled_) deficit |= excess_[x] < 0;
+    for (NodeId r : roots_) excess |= excess_[r] > 0;
+    if (deficit && excess) {
+      GroupEntered();
+      while (BuildLevels()) BlockingFlow();
+    }
   }
   // The leaves that entered the search go back into their hubs' heaps; one
   // still where it entered keeps the key it entered with: exact then, and
