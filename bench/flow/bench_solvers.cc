@@ -98,6 +98,14 @@ std::vector<Variant> Variants() {
                                                      Incremental(Engine::kShortestPaths, true),
                                                      Incremental(Engine::kCostScaling));
        }},
+      // The default race with the leaf solver in place of incremental_tiered
+      // (issue 16: a candidate for the default).
+      {"race_leaf",
+       [] {
+         return std::make_unique<flow::RacingSolver>(
+             "race_leaf", std::make_unique<flow::RelaxationSolver>(),
+             std::make_unique<flow::LeafSspSolver>(), flow::DefaultRaceOptions());
+       }},
       // Relaxation against cost scaling, both from scratch every time.
       {"race_scratch",
        [] {

@@ -43,8 +43,13 @@ const std::vector<ScaleSolver>& Solvers() {
       {"cost_scaling", "cost scaling from scratch (Quincy's cs2 way)", 30, 10},
       {"relaxation", "relaxation from scratch", 1000, 20},
       {"incremental_cs", "incremental cost scaling (Firmament §5.2)", 1000, 20},
-      {"race", "race: relaxation vs incremental cost scaling (Firmament §6.1)", 1000, 20},
-      {"incremental", "incremental successive shortest paths (Copse's default)", 1000, 20},
+      {"race",
+       "race: relaxation vs incremental_tiered, hedged (Firmament §6.1; copse flow's default)",
+       1000, 20},
+      {"incremental", "incremental successive shortest paths (the scheduler's default)", 1000, 20},
+      {"incremental_leaf",
+       "incremental successive shortest paths over the graph's core, tasks as leaves (issue 16)",
+       1000, 20},
   };
   return kAll;
 }
@@ -150,8 +155,9 @@ Status RunScaleSuite(const SuiteOptions& o) {
   for (const std::string& name : o.solvers) {
     if (std::none_of(Solvers().begin(), Solvers().end(),
                      [&](const ScaleSolver& s) { return s.name == name; })) {
-      return InvalidArgument("unknown --solver '" + name +
-                             "' (cost_scaling, relaxation, incremental_cs, race, incremental)");
+      std::string known;
+      for (const ScaleSolver& s : Solvers()) known += (known.empty() ? "" : ", ") + s.name;
+      return InvalidArgument("unknown --solver '" + name + "' (" + known + ")");
     }
   }
   fs::path config_path =

@@ -152,7 +152,7 @@ TEST(SimSuiteTest, ScaleGivesOrderedLatencyPercentilesForEverySolver) {
     EXPECT_EQ(raw["latency_ms"].size(), r["tasks_placed"].get<size_t>()) << s;
   }
   EXPECT_EQ(solvers, (std::set<std::string>{"cost_scaling", "relaxation", "incremental_cs", "race",
-                                            "incremental"}));
+                                            "incremental", "incremental_leaf"}));
   EXPECT_TRUE(std::filesystem::exists(d.path() / "results.md"));
 }
 
