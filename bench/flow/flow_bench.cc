@@ -258,13 +258,11 @@ struct Runner {
                                {"global_updates", f.global_updates}});
           }
           r["refines"] = refines;
-          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::RelaxationSolver*>(inc[i].get())) {
           r["sync_ms"] = s->stats().sync_ms;
           r["run_ms"] = s->stats().run_ms;
           r["extract_ms"] = s->stats().extract_ms;
-          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::NetworkSimplexSolver*>(inc[i].get())) {
           const flow::NetworkSimplexSolver::Stats& ns = s->stats();
@@ -278,7 +276,6 @@ struct Runner {
           r["build_ms"] = ns.build_ms;
           r["pivot_ms"] = ns.pivot_ms;
           r["emit_ms"] = ns.emit_ms;
-          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::LeafSspSolver*>(inc[i].get())) {
           const flow::LeafSspSolver::Stats& ls = s->stats();
@@ -304,7 +301,6 @@ struct Runner {
           r["search_ms"] = ls.search_ms;
           r["route_ms"] = ls.route_ms;
           r["emit_ms"] = ls.emit_ms;
-          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
         if (auto* s = dynamic_cast<flow::LocalSspSolver*>(inc[i].get())) {
           const flow::LocalSspSolver::Stats& ls = s->stats();
@@ -327,8 +323,8 @@ struct Runner {
           r["flow_ms"] = ls.flow_ms;
           r["route_ms"] = ls.route_ms;
           r["emit_ms"] = ls.emit_ms;
-          if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         }
+        if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
         Record(r);
       }
       if (opt.check) {

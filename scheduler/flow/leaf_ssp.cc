@@ -79,7 +79,8 @@ void LeafSspSolver::Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n) {
   }
 }
 
-void LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
+bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
+                                 const CancelFlag* cancel) {
   Resize(g);
   cost_ = capacity_ = supply_sum_ = abs_supply_ = 0;
   max_abs_cost_ = 0;
@@ -103,6 +104,7 @@ void LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
     abs_supply_ += Abs(supply_[n]);
   }
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    if ((a & 0xffff) == 0 && IsCancelled(cancel)) return false;
     ArcCopy& c = arcs_[a];
     if (!g.IsArc(a)) {
       c = ArcCopy{};
@@ -144,10 +146,14 @@ void LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
   edits_seen_ = g.edit_count();
   has_state_ = true;
   repair_all_ = false;
+  return true;
 }
 
-void LeafSspSolver::Adopt(const FlowGraph& g, const FlowSolution& solution) {
-  LoadSolution(g, solution);
+void LeafSspSolver::Adopt(const FlowGraph& /*g*/, const FlowSolution& solution) {
+  adopted_.flow.assign(solution.flow.begin(), solution.flow.end());
+  adopted_.potential.assign(solution.potential.begin(), solution.potential.end());
+  adopt_pending_ = true;
+  has_state_ = true;
 }
 
 void LeafSspSolver::LinkAdjacent(ArcId a) {
@@ -455,10 +461,33 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
   const bool all = repair_all_;
   // The change record covers the edits since the last commit: enough if the
   // last sync was in this revision, or in the one before and saw all of it.
-  if (!all && (g.revision() == revision_ ||
+  if (adopt_pending_) {
+    // The adopted answer was optimal for the graph as it was then: loaded
+    // into today's graph, every arc is checked by the repair.
+    stats_.full_sync = true;
+    if (!LoadAndCheckAll(g, adopted_, cancel)) return Cancelled("solve cancelled");
+    adopt_pending_ = false;
+  } else if (!all && (g.revision() == revision_ ||
                (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_))) {
     // Arcs first: a removed node's arcs give back their flow before it goes.
-    for (ArcId a : g.changed_arcs()) SyncArc(g, a);
+    // The changed arcs lie all over both arc arrays: each is fetched some
+    // arcs ahead, and its tail's leaf state a few arcs later.
+    const std::vector<ArcId>& changed = g.changed_arcs();
+    constexpr size_t kArcsAhead = 16, kTailsAhead = 8;
+    for (size_t i = 0; i < changed.size(); ++i) {
+      if (i + kArcsAhead < changed.size()) {
+        g.Prefetch(changed[i + kArcsAhead]);
+        __builtin_prefetch(&arcs_[changed[i + kArcsAhead]]);
+      }
+      if (i + kTailsAhead < changed.size()) {
+        const NodeId t = arcs_[changed[i + kTailsAhead]].tail;
+        if (t != kNoId) {
+          __builtin_prefetch(&at_[t]);
+          __builtin_prefetch(&leaf_[t]);
+        }
+      }
+      SyncArc(g, changed[i]);
+    }
     for (NodeId n : g.changed_nodes()) SyncNode(g, n);
   } else {
     // A lost record (or a solve that stopped before its repair): sync every
@@ -501,13 +530,20 @@ void LeafSspSolver::Reload(const FlowGraph& g) {
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     kept.potential[n] = leaf_[n] ? LeafPotential(n) : pot_[n];
   }
+  LoadAndCheckAll(g, kept, nullptr);
+}
+
+// Loads the state from `kept`, a solution of this graph or an earlier
+// version of it, and lists every arc and leaf for the repair.
+bool LeafSspSolver::LoadAndCheckAll(const FlowGraph& g, const FlowSolution& kept,
+                                    const CancelFlag* cancel) {
   // The sync's work lists go with the flags LoadSolution clears: every arc
   // is checked below instead.
   for (std::vector<NodeId>* list : {&reclassify_, &fresh_, &dirty_, &shifted_, &loose_}) {
     list->clear();
   }
   check_.clear();
-  LoadSolution(g, kept);
+  if (!LoadSolution(g, kept, cancel)) return false;
   // LoadSolution trusts its input; a lost record may hide any violation.
   for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
     if (!arcs_[a].alive()) continue;
@@ -520,11 +556,12 @@ void LeafSspSolver::Reload(const FlowGraph& g) {
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     if (node_alive_[n] && leaf_[n] && at_[n] == kNoId) Mark(dirty_, kDirty, n);
   }
+  return true;
 }
 
 Status LeafSspSolver::CheckState(const FlowGraph& g) const {
   auto fail = [](const std::string& what) { return Status(StatusCode::kInternal, what); };
-  if (!has_state_) return Status::Ok();
+  if (!has_state_ || adopt_pending_) return Status::Ok();  // nothing loaded yet
   if (arcs_.size() < g.arc_id_bound() || pot_.size() < g.node_id_bound()) {
     return fail("state arrays smaller than the graph's id bounds");
   }

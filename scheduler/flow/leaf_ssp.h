@@ -41,8 +41,10 @@
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next
 // solve continues from. The first solve, a solve after the change record
-// was lost, and Adopt() load the state from a full solution (cost scaling
-// from scratch for the first).
+// was lost, and the first solve after Adopt() load the state from a full
+// solution (cost scaling from scratch for the first). Adopt() only keeps a
+// copy of the answer: a race's loser adopts every answer it lost, and
+// loading it (about 180 ms at 2.2 million arcs) would hold up each of them.
 //
 // Thread-safety: one thread per object; the graph is only read.
 #pragma once
@@ -96,7 +98,7 @@ class LeafSspSolver final : public FlowSolver {
 
   explicit LeafSspSolver(LeafSspOptions options = {})
       : options_(options), heap_(options.deep_ties) {}
-  std::string_view name() const override { return "incremental"; }
+  std::string_view name() const override { return "incremental_leaf"; }
   Status Solve(const FlowGraph& graph, FlowSolution* out, const CancelFlag* cancel) override;
   void Adopt(const FlowGraph& graph, const FlowSolution& solution) override;
   const Stats& stats() const { return stats_; }
@@ -127,7 +129,10 @@ class LeafSspSolver final : public FlowSolver {
 
   // ---- state (leaf_ssp.cc) ----
   void Resize(const FlowGraph& g);
-  void LoadSolution(const FlowGraph& g, const FlowSolution& sol);
+  // Both return false, the state unusable, when `cancel` stopped them.
+  bool LoadSolution(const FlowGraph& g, const FlowSolution& sol,
+                    const CancelFlag* cancel = nullptr);
+  bool LoadAndCheckAll(const FlowGraph& g, const FlowSolution& kept, const CancelFlag* cancel);
   void Reload(const FlowGraph& g);
   void SyncArc(const FlowGraph& g, ArcId a);
   void SyncNode(const FlowGraph& g, NodeId n);
@@ -206,6 +211,9 @@ class LeafSspSolver final : public FlowSolver {
   uint64_t revision_ = 0;
   uint64_t edits_seen_ = 0;  // the graph's edit_count() at the last sync
   bool repair_all_ = false;  // a solve stopped before its repair
+  // An adopted answer, loaded by the next solve (for the graph as it is then).
+  FlowSolution adopted_;
+  bool adopt_pending_ = false;
 
   // Kept state, by ArcId / NodeId.
   std::vector<ArcCopy> arcs_;

@@ -258,9 +258,25 @@ TEST(LeafSspTest, LostChangeRecordAndAdoption) {
   ASSERT_TRUE(scratch.Solve(g, &other, nullptr).ok());
   solver.Adopt(g, other);
   EXPECT_TRUE(solver.CheckState(g).ok());
+  // A race's loser adopts again before it next solves, and the graph moves
+  // on: the solve loads the last answer into the graph as it is then.
   g.CommitChanges();
   testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(scratch.Solve(g, &other, nullptr).ok());
+  solver.Adopt(g, other);
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  // A race cancels its loser, here while it loads the adopted answer.
+  CancelFlag cancel;
+  cancel.Cancel();
+  EXPECT_EQ(solver.Solve(g, &sol, &cancel).code(), StatusCode::kCancelled);
   ASSERT_TRUE(SolveAndCheck(solver, g, sol, "after adoption").ok());
+  EXPECT_TRUE(solver.stats().full_sync);
+  EXPECT_TRUE(solver.CheckState(g).ok());
+  // From there on it follows the change record again.
+  g.CommitChanges();
+  testing::RandomChanges(g, 10, rng, true);
+  ASSERT_TRUE(SolveAndCheck(solver, g, sol, "after the adopted answer's load").ok());
   EXPECT_FALSE(solver.stats().full_sync);
 }
 
