@@ -23,17 +23,17 @@ for s in "${scales[@]}"; do
     # flow is checked against its potentials, and LEMON's cost every 10 steps.
     a) args=(--scale a --steps 50 --lemon-every 10 --repeat 3
              --scratch cost_scaling,relaxation,race
-             --incremental race,incremental,incremental_local,incremental_cs) ;;
+             --incremental race,incremental_leaf,race_leaf,incremental,incremental_local,incremental_cs) ;;
     b) args=(--scale b --steps 40 --lemon-every 10
              --scratch cost_scaling,race
-             --incremental race,incremental,incremental_local,incremental_cs) ;;
+             --incremental race,incremental_leaf,race_leaf,incremental,incremental_local,incremental_cs) ;;
     c) args=(--scale c --steps 40 --lemon-every 20 --lemon ns --scratch cost_scaling,race
-             --incremental race) ;;
+             --incremental race,incremental_leaf,race_leaf) ;;
     cmem) args=(--scale c --steps 3 --scratch none --lemon none --incremental race) ;;
     d) args=(--scale d --steps 40 --lemon-every 20 --lemon ns --scratch race
-             --incremental race) ;;
+             --incremental race,incremental_leaf,race_leaf) ;;
     e) args=(--scale e --steps 40 --lemon-every 20 --lemon ns --scratch race
-             --incremental race) ;;
+             --incremental race,incremental_leaf) ;;
     # The scheduler's solver (copse::kSchedulerSolver) where it is slow.
     binc) args=(--scale b --steps 40 --scratch none --lemon none --incremental incremental) ;;
     *) echo "unknown scale $s" >&2; exit 2 ;;

@@ -20,14 +20,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Grows `v` to at least `n` entries (new ones = value), keeping capacity with slack.
-template <typename T>
-void GrowTo(std::vector<T>& v, size_t n, const T& value) {
-  if (v.size() >= n) return;
-  ReserveWithSlack(v, n);
-  v.resize(n, value);
-}
-
 Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
 }  // namespace
@@ -150,8 +142,8 @@ bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
 }
 
 void LeafSspSolver::Adopt(const FlowGraph& /*g*/, const FlowSolution& solution) {
-  adopted_.flow.assign(solution.flow.begin(), solution.flow.end());
-  adopted_.potential.assign(solution.potential.begin(), solution.potential.end());
+  CopyReuse(adopted_.flow, solution.flow);
+  CopyReuse(adopted_.potential, solution.potential);
   adopt_pending_ = true;
   has_state_ = true;
 }

@@ -32,11 +32,13 @@
 //      hub's other arcs allow it — one move per unscheduled node absorbs a
 //      clock tick for the whole job — and is moved to its cheapest exit
 //      otherwise; a violated core arc is saturated or emptied;
-//   3. route: multi-source Dijkstra over the core from the nodes with
-//      excess, stopping once the deficits reached can absorb the excess;
-//      potentials rise on the settled nodes, and flow goes along the
-//      search tree to each deficit it reached; repeated until no excess
-//      is left;
+//   3. route: Dijkstra over the core from one node with excess (by
+//      default; from all of them at once as an option), stopping once the
+//      deficits reached can absorb what it holds; potentials rise on the
+//      settled nodes, flow goes along the search tree to each deficit it
+//      reached, and only when a settled deficit and some excess remain, a
+//      blocking flow over the zero-reduced-cost arcs sends the rest;
+//      repeated until no excess is left;
 //   4. emit: the flow of every arc and the potentials (a leaf's derived).
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next

@@ -21,14 +21,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-// Grows `v` to at least `n` entries (new ones = value), keeping capacity with slack.
-template <typename T>
-void GrowTo(std::vector<T>& v, size_t n, const T& value) {
-  if (v.size() >= n) return;
-  ReserveWithSlack(v, n);
-  v.resize(n, value);
-}
-
 Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
 }  // namespace

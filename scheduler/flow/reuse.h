@@ -24,6 +24,14 @@ void AssignReuse(std::vector<T>& v, size_t n, const T& value) {
   v.assign(n, value);
 }
 
+// Grows v to n elements, the new ones `value`; never shrinks it.
+template <typename T>
+void GrowTo(std::vector<T>& v, size_t n, const T& value) {
+  if (v.size() >= n) return;
+  ReserveWithSlack(v, n);
+  v.resize(n, value);
+}
+
 // v = src, reusing v's buffer when it is large enough.
 template <typename T>
 void CopyReuse(std::vector<T>& v, const std::vector<T>& src) {
