@@ -26,7 +26,7 @@ Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
 void LeafSspSolver::Resize(const FlowGraph& g) {
   const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
-  GrowTo(arcs_, arcs, ArcCopy{});
+  GrowArcs(nodes, arcs);
   GrowTo(pot_, nodes, int64_t{0});
   GrowTo(excess_, nodes, int64_t{0});
   GrowTo(supply_, nodes, int64_t{0});
@@ -39,9 +39,6 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(shift_, nodes, int64_t{0});
   GrowTo(entry_key_, nodes, int64_t{0});
   GrowTo(entry_hub_, nodes, kNoId);
-  GrowTo(fin_first_, nodes, kNoId);
-  GrowTo(fin_next_, arcs, kNoId);
-  GrowTo(fin_prev_, arcs, kNoId);
   GrowTo(label_, nodes, Label{});
   GrowTo(entered_mark_, nodes, 0u);
   GrowTo(entered_first_, nodes, kNoId);
@@ -50,14 +47,6 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(level_mark_, nodes, 0u);
   GrowTo(cursor_, nodes, Cursor{});
   hubs_.Resize(nodes);
-  if (out_.size() < nodes) {  // with slack: growing moves every node's arrays
-    ReserveWithSlack(out_, nodes);
-    ReserveWithSlack(in_, nodes);
-    out_.resize(nodes);
-    in_.resize(nodes);
-  }
-  GrowTo(out_pos_, arcs, 0u);
-  GrowTo(in_pos_, arcs, 0u);
 }
 
 void LeafSspSolver::NoteCost(int64_t cost) {
@@ -79,13 +68,11 @@ bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
   max_exact_ = true;
   pending_.clear();
   hubs_.Clear();
-  std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
+  ClearLists();
   std::fill(leaf_.begin(), leaf_.end(), uint8_t{0});
   leaf_count_ = 0;
   std::fill(at_.begin(), at_.end(), kNoId);
   std::fill(flags_.begin(), flags_.end(), uint8_t{0});
-  for (auto& l : out_) l.clear();
-  for (auto& l : in_) l.clear();
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     const bool live = g.IsNode(n);
     node_alive_[n] = live;
@@ -146,44 +133,6 @@ void LeafSspSolver::Adopt(const FlowGraph& /*g*/, const FlowSolution& solution) 
   CopyReuse(adopted_.potential, solution.potential);
   adopt_pending_ = true;
   has_state_ = true;
-}
-
-void LeafSspSolver::LinkAdjacent(ArcId a) {
-  const ArcCopy& c = arcs_[a];
-  out_pos_[a] = static_cast<uint32_t>(out_[c.tail].size());
-  out_[c.tail].push_back(a);
-  in_pos_[a] = static_cast<uint32_t>(in_[c.head].size());
-  in_[c.head].push_back(a);
-}
-
-void LeafSspSolver::UnlinkAdjacent(ArcId a) {
-  const ArcCopy& c = arcs_[a];
-  std::vector<ArcId>& out = out_[c.tail];
-  out_pos_[out.back()] = out_pos_[a];
-  out[out_pos_[a]] = out.back();
-  out.pop_back();
-  std::vector<ArcId>& in = in_[c.head];
-  in_pos_[in.back()] = in_pos_[a];
-  in[in_pos_[a]] = in.back();
-  in.pop_back();
-}
-
-void LeafSspSolver::LinkFlow(ArcId a) {
-  const NodeId h = arcs_[a].head;
-  fin_prev_[a] = kNoId;
-  fin_next_[a] = fin_first_[h];
-  if (fin_first_[h] != kNoId) fin_prev_[fin_first_[h]] = a;
-  fin_first_[h] = a;
-}
-
-void LeafSspSolver::UnlinkFlow(ArcId a) {
-  const NodeId h = arcs_[a].head;
-  if (fin_prev_[a] != kNoId) {
-    fin_next_[fin_prev_[a]] = fin_next_[a];
-  } else {
-    fin_first_[h] = fin_next_[a];
-  }
-  if (fin_next_[a] != kNoId) fin_prev_[fin_next_[a]] = fin_prev_[a];
 }
 
 void LeafSspSolver::SetFlow(ArcId a, int64_t f) {

@@ -58,6 +58,7 @@
 
 #include "scheduler/flow/cost_scaling.h"
 #include "scheduler/flow/hub_heaps.h"
+#include "scheduler/flow/kept_arcs.h"
 #include "scheduler/flow/radix_heap.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/flow/wide.h"
@@ -73,7 +74,7 @@ struct LeafSspOptions {
   bool deep_ties = true;
 };
 
-class LeafSspSolver final : public FlowSolver {
+class LeafSspSolver final : public FlowSolver, private KeptArcs {
  public:
   struct Stats {
     bool warm = false;           // started from kept state
@@ -114,15 +115,6 @@ class LeafSspSolver final : public FlowSolver {
   Status CheckState(const FlowGraph& graph) const;
 
  private:
-  // 32 bytes: an arc's copy and its flow share half a cache line.
-  struct ArcCopy {
-    int64_t cost = 0;
-    int64_t capacity = 0;
-    int64_t flow = 0;
-    NodeId tail = kNoId;  // kNoId: no live arc has this id
-    NodeId head = kNoId;
-    bool alive() const { return tail != kNoId; }
-  };
   // A leaf's cheapest exit: the arc and cost(w, v) + p(v).
   struct Exit {
     ArcId arc = kNoId;
@@ -142,10 +134,6 @@ class LeafSspSolver final : public FlowSolver {
   void NoteCost(int64_t cost);
   void SetFlow(ArcId a, int64_t f);
   void Pend(NodeId n) { pending_.push_back(n); }
-  void LinkAdjacent(ArcId a);
-  void UnlinkAdjacent(ArcId a);
-  void LinkFlow(ArcId a);
-  void UnlinkFlow(ArcId a);
   void Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n);
   bool LeafShape(NodeId n) const;
   void Classify(NodeId n);
@@ -218,7 +206,6 @@ class LeafSspSolver final : public FlowSolver {
   bool adopt_pending_ = false;
 
   // Kept state, by ArcId / NodeId.
-  std::vector<ArcCopy> arcs_;
   std::vector<int64_t> pot_;  // core nodes only (a leaf's is derived)
   std::vector<int64_t> excess_;
   std::vector<int64_t> supply_;
@@ -236,12 +223,8 @@ class LeafSspSolver final : public FlowSolver {
   std::vector<NodeId> pending_;  // core nodes that may hold a nonzero excess
   // Per core node, the arcs into it from core nodes that carry flow (its
   // backward residual arcs), as an intrusive doubly-linked list by ArcId.
-  std::vector<ArcId> fin_first_;            // by NodeId
-  std::vector<ArcId> fin_next_, fin_prev_;  // by ArcId
   // Per node, the ids of its live arcs other than self-loops, out and in,
   // as compact arrays kept in step with the graph (swap-remove by position).
-  std::vector<std::vector<ArcId>> out_, in_;  // by NodeId
-  std::vector<uint32_t> out_pos_, in_pos_;    // by ArcId
 
   // Per-solve work lists; a node is on a list while its flag is set.
   enum : uint8_t {

@@ -27,28 +27,17 @@ Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
 void LocalSspSolver::Resize(const FlowGraph& g) {
   const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
-  GrowTo(arcs_, arcs, ArcCopy{});
+  GrowArcs(nodes, arcs);
   GrowTo(pot_, nodes, int64_t{0});
   GrowTo(excess_, nodes, int64_t{0});
   GrowTo(supply_, nodes, int64_t{0});
   GrowTo(node_alive_, nodes, uint8_t{0});
   GrowTo(touch_mark_, nodes, 0u);
   GrowTo(level_, nodes, int32_t{-1});
-  GrowTo(fin_first_, nodes, kNoId);
-  GrowTo(fin_next_, arcs, kNoId);
-  GrowTo(fin_prev_, arcs, kNoId);
   GrowTo(level_mark_, nodes, 0u);
   GrowTo(cur_, nodes, kNoId);
   GrowTo(cur_back_, nodes, uint8_t{0});
   GrowTo(label_, nodes, Label{});
-  if (out_.size() < nodes) {  // with slack: growing moves every node's arrays
-    ReserveWithSlack(out_, nodes);
-    ReserveWithSlack(in_, nodes);
-    out_.resize(nodes);
-    in_.resize(nodes);
-  }
-  GrowTo(out_pos_, arcs, 0u);
-  GrowTo(in_pos_, arcs, 0u);
 }
 
 void LocalSspSolver::NoteCost(int64_t cost) {
@@ -61,9 +50,7 @@ void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
   max_abs_cost_ = 0;
   max_exact_ = true;
   pending_.clear();
-  std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
-  for (auto& l : out_) l.clear();
-  for (auto& l : in_) l.clear();
+  ClearLists();
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
     const bool live = g.IsNode(n);
     node_alive_[n] = live;
@@ -109,45 +96,6 @@ void LocalSspSolver::Touch(NodeId n) {
     touch_mark_[n] = epoch_;
     touched_.push_back(n);
   }
-}
-
-void LocalSspSolver::LinkAdjacent(ArcId a) {
-  const ArcCopy& c = arcs_[a];
-  out_pos_[a] = static_cast<uint32_t>(out_[c.tail].size());
-  out_[c.tail].push_back(a);
-  in_pos_[a] = static_cast<uint32_t>(in_[c.head].size());
-  in_[c.head].push_back(a);
-}
-
-void LocalSspSolver::UnlinkAdjacent(ArcId a) {
-  const ArcCopy& c = arcs_[a];
-  std::vector<ArcId>& out = out_[c.tail];
-  out_pos_[out.back()] = out_pos_[a];
-  out[out_pos_[a]] = out.back();
-  out.pop_back();
-  std::vector<ArcId>& in = in_[c.head];
-  in_pos_[in.back()] = in_pos_[a];
-  in[in_pos_[a]] = in.back();
-  in.pop_back();
-}
-
-void LocalSspSolver::LinkFlow(ArcId a) {
-  NodeId h = arcs_[a].head;
-  fin_prev_[a] = kNoId;
-  fin_next_[a] = fin_first_[h];
-  if (fin_first_[h] != kNoId) fin_prev_[fin_first_[h]] = a;
-  fin_first_[h] = a;
-}
-
-// Leaves fin_next_[a] as it was, so that a scan standing on `a` goes on.
-void LocalSspSolver::UnlinkFlow(ArcId a) {
-  NodeId h = arcs_[a].head;
-  if (fin_prev_[a] != kNoId) {
-    fin_next_[fin_prev_[a]] = fin_next_[a];
-  } else {
-    fin_first_[h] = fin_next_[a];
-  }
-  if (fin_next_[a] != kNoId) fin_prev_[fin_next_[a]] = fin_prev_[a];
 }
 
 void LocalSspSolver::SetFlow(ArcId a, int64_t f) {

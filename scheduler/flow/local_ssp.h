@@ -46,6 +46,7 @@
 
 #include "scheduler/flow/cost_scaling.h"
 #include "scheduler/flow/radix_heap.h"
+#include "scheduler/flow/kept_arcs.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/flow/wide.h"
 
@@ -72,7 +73,7 @@ struct LocalSspOptions {
   bool tree_augment = true;
 };
 
-class LocalSspSolver final : public FlowSolver {
+class LocalSspSolver final : public FlowSolver, private KeptArcs {
  public:
   struct Stats {
     bool warm = false;             // started from kept state
@@ -106,16 +107,6 @@ class LocalSspSolver final : public FlowSolver {
   Status CheckState(const FlowGraph& graph) const;
 
  private:
-  // 32 bytes: one arc's copy and its flow share half a cache line, so a
-  // scan touches one line per arc.
-  struct ArcCopy {
-    int64_t cost = 0;
-    int64_t capacity = 0;
-    int64_t flow = 0;
-    NodeId tail = kNoId;  // kNoId: no live arc has this id
-    NodeId head = kNoId;
-    bool alive() const { return tail != kNoId; }
-  };
 
   void LoadSolution(const FlowGraph& g, const FlowSolution& sol);
   void Resize(const FlowGraph& g);
@@ -133,10 +124,6 @@ class LocalSspSolver final : public FlowSolver {
   NodeId TightAbove(NodeId u) const;
   void LookAhead(const FlowGraph& g);
   void SetFlow(ArcId a, int64_t f);
-  void LinkAdjacent(ArcId a);
-  void UnlinkAdjacent(ArcId a);
-  void LinkFlow(ArcId a);
-  void UnlinkFlow(ArcId a);
   Status Route(const FlowGraph& g, const CancelFlag* cancel);
   void NextStamp();
   template <bool kReverse>
@@ -156,7 +143,6 @@ class LocalSspSolver final : public FlowSolver {
   bool repair_all_ = false;  // a solve stopped before its repair
 
   // Kept state, by ArcId / NodeId (the flow of each arc is in its copy).
-  std::vector<ArcCopy> arcs_;
   std::vector<int64_t> pot_;
   std::vector<int64_t> excess_;
   std::vector<int64_t> supply_;
@@ -171,14 +157,10 @@ class LocalSspSolver final : public FlowSolver {
   // Per node, the arcs into it that carry flow (its backward residual arcs),
   // as an intrusive doubly-linked list by ArcId: a hub such as the cluster
   // aggregator has an arc from every task but flow on few of them.
-  std::vector<ArcId> fin_first_;            // by NodeId
-  std::vector<ArcId> fin_next_, fin_prev_;  // by ArcId
   // Per node, the ids of its live arcs other than self-loops, out and in, as
   // compact arrays kept in step with the graph (O(1) add, swap-remove by the
   // arc's position): the searches read them instead of the graph's linked
   // lists, whose pointer chase serialises the cache misses.
-  std::vector<std::vector<ArcId>> out_, in_;  // by NodeId
-  std::vector<uint32_t> out_pos_, in_pos_;    // by ArcId
 
   // Per-solve work lists, epoch-stamped by NodeId.
   std::vector<uint32_t> touch_mark_;

@@ -1,0 +1,68 @@
+#include "scheduler/flow/kept_arcs.h"
+
+#include <algorithm>
+
+#include "scheduler/flow/reuse.h"
+
+namespace copse::flow {
+
+void KeptArcs::GrowArcs(size_t nodes, size_t arcs) {
+  GrowTo(arcs_, arcs, ArcCopy{});
+  GrowTo(fin_first_, nodes, kNoId);
+  GrowTo(fin_next_, arcs, kNoId);
+  GrowTo(fin_prev_, arcs, kNoId);
+  if (out_.size() < nodes) {  // with slack: growing moves every node's arrays
+    ReserveWithSlack(out_, nodes);
+    ReserveWithSlack(in_, nodes);
+    out_.resize(nodes);
+    in_.resize(nodes);
+  }
+  GrowTo(out_pos_, arcs, 0u);
+  GrowTo(in_pos_, arcs, 0u);
+}
+
+void KeptArcs::ClearLists() {
+  std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
+  for (auto& l : out_) l.clear();
+  for (auto& l : in_) l.clear();
+}
+
+void KeptArcs::LinkAdjacent(ArcId a) {
+  const ArcCopy& c = arcs_[a];
+  out_pos_[a] = static_cast<uint32_t>(out_[c.tail].size());
+  out_[c.tail].push_back(a);
+  in_pos_[a] = static_cast<uint32_t>(in_[c.head].size());
+  in_[c.head].push_back(a);
+}
+
+void KeptArcs::UnlinkAdjacent(ArcId a) {
+  const ArcCopy& c = arcs_[a];
+  std::vector<ArcId>& out = out_[c.tail];
+  out_pos_[out.back()] = out_pos_[a];
+  out[out_pos_[a]] = out.back();
+  out.pop_back();
+  std::vector<ArcId>& in = in_[c.head];
+  in_pos_[in.back()] = in_pos_[a];
+  in[in_pos_[a]] = in.back();
+  in.pop_back();
+}
+
+void KeptArcs::LinkFlow(ArcId a) {
+  const NodeId h = arcs_[a].head;
+  fin_prev_[a] = kNoId;
+  fin_next_[a] = fin_first_[h];
+  if (fin_first_[h] != kNoId) fin_prev_[fin_first_[h]] = a;
+  fin_first_[h] = a;
+}
+
+void KeptArcs::UnlinkFlow(ArcId a) {
+  const NodeId h = arcs_[a].head;
+  if (fin_prev_[a] != kNoId) {
+    fin_next_[fin_prev_[a]] = fin_next_[a];
+  } else {
+    fin_first_[h] = fin_next_[a];
+  }
+  if (fin_next_[a] != kNoId) fin_prev_[fin_next_[a]] = fin_prev_[a];
+}
+
+}  // namespace copse::flow

@@ -1,0 +1,52 @@
+// KeptArcs: the copy of a flow graph's arcs that the incremental
+// successive-shortest-paths solvers (LocalSspSolver, LeafSspSolver) keep
+// between solves and edit from the graph's change record: each arc's cost,
+// capacity, flow and ends; each node's out- and in-arcs, swap-removable
+// because every arc knows its position in both lists; and each node's
+// in-arcs that carry flow (the backward residual arcs a search scans),
+// doubly linked through the arcs. The solvers derive from it and decide
+// which arcs carry what; it only keeps the lists consistent.
+// Thread-safety: none (a solver's own state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/flow/flow_graph.h"
+
+namespace copse::flow {
+
+class KeptArcs {
+ protected:
+  // 32 bytes: an arc's copy and its flow share half a cache line, so a scan
+  // touches one line per arc.
+  struct ArcCopy {
+    int64_t cost = 0;
+    int64_t capacity = 0;
+    int64_t flow = 0;
+    NodeId tail = kNoId;  // kNoId: no live arc has this id
+    NodeId head = kNoId;
+    bool alive() const { return tail != kNoId; }
+  };
+
+  // Grows every array to the graph's id bounds (never shrinks; with slack).
+  void GrowArcs(size_t nodes, size_t arcs);
+  // Empties every node's lists (the arc copies stay as they are).
+  void ClearLists();
+  // Puts arc a in its tail's out-list and its head's in-list / takes it out.
+  void LinkAdjacent(ArcId a);
+  void UnlinkAdjacent(ArcId a);
+  // Puts arc a in its head's flow-in list / takes it out. Unlinking leaves
+  // fin_next_[a] as it was, so that a scan standing on `a` goes on.
+  void LinkFlow(ArcId a);
+  void UnlinkFlow(ArcId a);
+
+  std::vector<ArcCopy> arcs_;                 // by ArcId
+  std::vector<ArcId> fin_first_;              // by NodeId
+  std::vector<ArcId> fin_next_, fin_prev_;    // by ArcId
+  std::vector<std::vector<ArcId>> out_, in_;  // by NodeId
+  std::vector<uint32_t> out_pos_, in_pos_;    // by ArcId
+};
+
+}  // namespace copse::flow
