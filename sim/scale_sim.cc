@@ -24,7 +24,7 @@ using scheduler::TaskId;
 Timestamp ToTime(double s) { return Timestamp(std::llround(s * 1e6)); }
 double Ms(Duration d) { return static_cast<double>(d.count()) / 1e3; }
 
-enum class EventKind { kArrival, kCompletion };
+enum class EventKind { kArrival, kCompletion, kBurst };
 
 struct Event {
   double at = 0;
@@ -42,6 +42,7 @@ struct SimTask {
   bool running = false;
   int computer = -1;
   uint64_t generation = 0;
+  bool burst = false;  // a burst task not yet placed
 };
 
 // The workload and the computers: it feeds the scheduling loop arrivals and
@@ -60,6 +61,7 @@ class ScaleSim final : public scheduler::DecisionSink {
       slots_.push_back(c.slots);
       rack_of_.push_back(c.rack_index);
       total_slots_ += c.slots;
+      if (c.rack_index < o.burst_racks) burst_computers_.push_back(static_cast<int>(rack_of_.size()) - 1);
     }
     busy_.assign(slots_.size(), 0);
   }
@@ -79,7 +81,8 @@ class ScaleSim final : public scheduler::DecisionSink {
   void Push(double at, EventKind kind, TaskId task, uint64_t generation) {
     events_.push({at, next_seq_++, kind, task, generation});
   }
-  scheduler::TaskLocality Locality();
+  // Three replicas on distinct random computers among `among` (all if empty).
+  scheduler::TaskLocality Locality(const std::vector<int>& among = {});
   // A new job of `n` tasks; returns their ids.
   Result<std::vector<TaskId>> NewJob(int n, double at);
   Status Adopt(TaskId id, double at);
@@ -102,6 +105,8 @@ class ScaleSim final : public scheduler::DecisionSink {
   // the workload (rng_) is the same as without ages.
   std::mt19937_64 age_rng_;
   std::vector<int> slots_, busy_, rack_of_;
+  std::vector<int> burst_computers_;  // the computers of the burst's racks
+  double burst_at_ = -1;              // when the burst arrived; -1: not yet
   int total_slots_ = 0;
   int busy_total_ = 0;
   std::unordered_map<TaskId, SimTask> tasks_;
@@ -119,14 +124,18 @@ class ScaleSim final : public scheduler::DecisionSink {
   ScaleResult r_;
 };
 
-scheduler::TaskLocality ScaleSim::Locality() {
+scheduler::TaskLocality ScaleSim::Locality(const std::vector<int>& among) {
   // Three replicas on distinct random computers: no transfer there, rack
   // transfer in their racks, core transfer elsewhere.
-  std::uniform_int_distribution<int> pick(0, static_cast<int>(slots_.size()) - 1);
+  const size_t n = among.empty() ? slots_.size() : among.size();
+  std::uniform_int_distribution<int> pick(0, static_cast<int>(n) - 1);
   scheduler::TaskLocality loc;
   loc.worst = {0, o_.input_bytes};
   std::set<int> chosen;
-  while (chosen.size() < std::min<size_t>(3, slots_.size())) chosen.insert(pick(rng_));
+  while (chosen.size() < std::min<size_t>(3, n)) {
+    const int i = pick(rng_);
+    chosen.insert(among.empty() ? i : among[static_cast<size_t>(i)]);
+  }
   std::set<int> racks;
   for (int c : chosen) {
     loc.computers.push_back({c, {0, 0}});
@@ -184,6 +193,19 @@ Status ScaleSim::Adopt(TaskId id, double at) {
 }
 
 Status ScaleSim::OnEvent(const Event& e) {
+  if (e.kind == EventKind::kBurst) {
+    COPSE_ASSIGN_OR_RETURN(std::vector<TaskId> ids, NewJob(o_.burst_tasks, e.at));
+    ++r_.jobs_arrived;
+    burst_at_ = e.at;
+    for (TaskId id : ids) {
+      tasks_.at(id).burst = true;
+      COPSE_RETURN_IF_ERROR(Handle(
+          scheduler::TaskSubmitted{id, tasks_.at(id).job, Locality(burst_computers_)}, e.at));
+      ++waiting_;
+      ++r_.tasks_submitted;
+    }
+    return Status::Ok();
+  }
   if (e.kind == EventKind::kArrival) {
     int n = JobSize();
     COPSE_ASSIGN_OR_RETURN(std::vector<TaskId> ids, NewJob(n, e.at));
@@ -237,6 +259,7 @@ Result<Timestamp> ScaleSim::AfterRound(const scheduler::RoundInfo& r) {
   double round_s = ToSeconds(r.wall);
   ++r_.rounds;
   r_.round_ms.push_back(Ms(r.wall));
+  if (burst_at_ >= 0 && r_.burst_round_ms < 0) r_.burst_round_ms = Ms(r.wall);
   utilisation_sum_ += static_cast<double>(busy_total_) / total_slots_;
   // What happened while the solver ran, then its decisions take effect.
   double done = now + round_s;
@@ -269,6 +292,10 @@ Status ScaleSim::Apply(const Decision& d, Timestamp when) {
       --waiting_;
       ++r_.tasks_placed;
       r_.latency_ms.push_back((at - t.submitted) * 1e3);
+      if (t.burst) {
+        t.burst = false;
+        if (++r_.burst_placed == o_.burst_tasks) r_.burst_all_placed_s = at - burst_at_;
+      }
       Push(at + t.duration, EventKind::kCompletion, d.task, t.generation);
       return Status::Ok();
     }
@@ -302,6 +329,13 @@ Status ScaleSim::Run() {
         "scale simulation: need 0 < utilisation <= 1.5, mean_task_s > 0, mean_tasks_per_job >= 1, "
         "max_rounds >= 1, max_time_s > 0");
   }
+  if (o_.burst_tasks < 0 || o_.burst_at_s < 0 ||
+      (o_.burst_tasks > 0 && (o_.burst_racks < 1 || burst_computers_.empty()))) {
+    return InvalidArgument(
+        "scale simulation: a burst needs burst_tasks >= 0, burst_at_s >= 0 and burst_racks >= 1 "
+        "naming racks that have computers");
+  }
+  r_.burst_tasks = o_.burst_tasks;
   r_.policy = o_.scheduler.policy;
   r_.solver = o_.flow_solver;
   r_.seed = o_.seed;
@@ -316,6 +350,7 @@ Status ScaleSim::Run() {
   }
   r_.initial_tasks = busy_total_;
   Push(0, EventKind::kArrival, 0, 0);
+  if (o_.burst_tasks > 0) Push(o_.burst_at_s, EventKind::kBurst, 0, 0);
   // Warm-up round at time 0 (builds the flow network of the adopted tasks;
   // no task waits, so nothing is placed); not charged, not counted.
   warming_up_ = true;

@@ -25,6 +25,9 @@
 // (utilisation × slots / mean_task_s tasks per second). All of a job's tasks
 // are submitted when it arrives; a job finishes when its last task does.
 //
+// With ScaleOptions::burst_tasks, one extra job arrives at burst_at_s with
+// every input in the first burst_racks racks.
+//
 // The run stops after `max_rounds` rounds or `max_time_s` of simulated time
 // (the arrival stream is endless), whichever comes first.
 //
@@ -57,6 +60,14 @@ struct ScaleOptions {
   double mean_task_s = 600;         // mean task duration
   double mean_tasks_per_job = 80;   // ~150,000 tasks in ~1,800 jobs (Firmament §3 fn. 2)
   int64_t input_bytes = 1ll << 30;  // per task, for the locality preferences
+  // A burst (issue 16; the flow benchmark's (d)): at burst_at_s one job of
+  // burst_tasks tasks whose inputs all lie in the first burst_racks racks
+  // (three replicas on random computers there). Under the fair-share
+  // regimes, whenever every task fits it is forced to run, displacing the
+  // running tasks in those racks or running elsewhere. 0 tasks: none.
+  int burst_tasks = 0;
+  double burst_at_s = 10;
+  int burst_racks = 4;
   int max_rounds = 100;
   double max_time_s = 300;
   // Measures each round (Schedule call). Required.
@@ -81,6 +92,14 @@ struct ScaleResult {
   int tasks_waiting_at_end = 0;
   int violations = 0;              // invalid decisions (must be 0)
   double mean_utilisation = 0;     // busy slots / slots, averaged over rounds
+  // The burst (ScaleOptions::burst_tasks > 0): how many of its tasks were
+  // placed by the end, the wall time of the first round that saw it, and
+  // the simulated time from its arrival until its last task was first
+  // placed (-1: not all were, or no round saw it).
+  int burst_tasks = 0;
+  int burst_placed = 0;
+  double burst_round_ms = -1;
+  double burst_all_placed_s = -1;
   std::vector<double> round_ms;    // wall time of every round
   std::vector<double> latency_ms;  // placement latency of every start, in start order
 };

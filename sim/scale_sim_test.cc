@@ -91,6 +91,39 @@ TEST(ScaleSimTest, SameOptionsSameRun) {
   EXPECT_EQ(x->sim_time_s, y->sim_time_s);
 }
 
+TEST(ScaleSimTest, ABurstUnderQfpIsForcedOntoTheCluster) {
+  // 200 tasks with every input in the first 2 racks arrive at 1 s; 3,015 of
+  // 3,350 slots are busy, so under QFP all of them must run (issue 16's (d)).
+  SteppingClock wall;
+  ScaleOptions o = Options(wall, "incremental_leaf");
+  o.scheduler.policy = "QFP";
+  o.burst_tasks = 200;
+  o.burst_at_s = 1;
+  o.burst_racks = 2;
+  o.max_rounds = 40;
+  Result<ScaleResult> r = RunScaleSimulation(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_EQ(r->burst_tasks, 200);
+  EXPECT_EQ(r->burst_placed, 200);
+  EXPECT_DOUBLE_EQ(r->burst_round_ms, 125);
+  // Placed by the first round that saw the burst: its 125 ms, plus the time
+  // from the arrival to that round's start.
+  EXPECT_GE(r->burst_all_placed_s, 0.125 - 1e-9);
+  EXPECT_LT(r->burst_all_placed_s, 1.0);
+  EXPECT_EQ(r->tasks_placed + r->tasks_waiting_at_end, r->tasks_submitted + r->tasks_killed);
+
+  // Without the burst the same run submits 200 tasks fewer.
+  SteppingClock wall_none;
+  ScaleOptions none = Options(wall_none, "incremental_leaf");
+  none.scheduler.policy = "QFP";
+  none.max_rounds = 40;
+  Result<ScaleResult> n = RunScaleSimulation(none);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(n->burst_tasks, 0);
+  EXPECT_EQ(n->burst_round_ms, -1);
+}
+
 TEST(ScaleSimTest, BadOptionsAreRejected) {
   SteppingClock wall;
   ScaleOptions o = Options(wall, "relaxation");
@@ -100,6 +133,13 @@ TEST(ScaleSimTest, BadOptionsAreRejected) {
   EXPECT_FALSE(RunScaleSimulation(o).ok());
   o = Options(wall, "relaxation");
   o.wall = nullptr;
+  EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options(wall, "relaxation");
+  o.burst_tasks = 10;
+  o.burst_racks = 0;
+  EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
+  o = Options(wall, "relaxation");
+  o.burst_tasks = -1;
   EXPECT_EQ(RunScaleSimulation(o).status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -29,6 +29,12 @@ int main(int argc, char** argv) {
          "--utilisation", o.utilisation,
          "scale: offered load as a share of the slots (default 0.9; above 1 oversubscribes)")
       ->check(CLI::Range(0.05, 1.5));
+  app.add_option("--burst", o.burst,
+                 "scale: one job of this many tasks, every input in the first 4 racks, arrives "
+                 "at --burst-at (issue 16's forced burst)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--burst-at", o.burst_at_s, "scale: when the burst arrives, simulated s (default 10)")
+      ->check(CLI::Range(0.0, 1e6));
   app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
   app.add_option("--config", config, "child: cluster config");
   app.add_option("--workload", workload,
@@ -76,6 +82,10 @@ int main(int argc, char** argv) {
     }
     o.policy = spec.policy;
     o.solvers = solvers;
+  }
+  if (o.burst > 0 && o.experiment != "scale") {
+    std::cerr << "copse bench sim: --burst applies to scale only\n";
+    return 2;
   }
   if (!workload.empty()) {
     if (o.experiment == "scale") {

@@ -106,6 +106,12 @@ Json RunJson(const sim::ScaleResult& r, const ScaleSolver& s, int cap, double ma
   j["round_p90_ms"] = Percentile(rounds, 90);
   j["round_max_ms"] = rounds.empty() ? 0 : rounds.back();
   j["round_ms"] = r.round_ms;
+  if (r.burst_tasks > 0) {
+    j["burst_tasks"] = r.burst_tasks;
+    j["burst_placed"] = r.burst_placed;
+    j["burst_round_ms"] = r.burst_round_ms;
+    j["burst_all_placed_s"] = r.burst_all_placed_s;
+  }
   return j;
 }
 
@@ -132,6 +138,16 @@ std::string Markdown(const Json& res, const std::string& command) {
        << Fixed(r["max_ms"].get<double>(), 0) << " | " << Fixed(r["round_p50_ms"].get<double>(), 0)
        << " | " << Fixed(r["round_max_ms"].get<double>(), 0) << " | " << r["violations"].get<int>()
        << " |\n";
+  }
+  for (const Json& r : res["runs"]) {
+    if (!r.contains("burst_tasks")) continue;
+    const double all = r["burst_all_placed_s"].get<double>();
+    md << "\nBurst (" << r["solver"].get<std::string>() << ", seed " << r["seed"].get<uint64_t>()
+       << "): " << r["burst_tasks"].get<int>() << " tasks with every input in the first 4 racks; "
+       << r["burst_placed"].get<int>() << " placed; the first round that saw it took "
+       << Fixed(r["burst_round_ms"].get<double>(), 0) << " ms; "
+       << (all >= 0 ? "all placed " + Fixed(all, 1) + " s after it arrived" : "not all placed")
+       << ".\n";
   }
   md << "\nSolvers:\n\n";
   for (const ScaleSolver& s : Solvers()) md << "- `" << s.name << "`: " << s.what << "\n";
@@ -191,6 +207,8 @@ Status RunScaleSuite(const SuiteOptions& o) {
       so.max_time_s = max_time_s;
       so.mean_task_s = o.quick ? kQuickMeanTaskS : kMeanTaskS;
       so.utilisation = o.utilisation;
+      so.burst_tasks = o.burst;
+      so.burst_at_s = o.burst_at_s;
       so.wall = &wall;
       Timestamp t0 = wall.Now();
       Result<sim::ScaleResult> r = sim::RunScaleSimulation(so);

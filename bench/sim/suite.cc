@@ -335,6 +335,10 @@ std::string SuiteCommand(const SuiteOptions& o) {
   }
   if (o.experiment == "scale" && o.utilisation != 0.9)
     c << " --utilisation " << Fixed(o.utilisation, 2);
+  if (o.experiment == "scale" && o.burst > 0) {
+    c << " --burst " << o.burst;
+    if (o.burst_at_s != 10) c << " --burst-at " << Fixed(o.burst_at_s, 1);
+  }
   if (!o.policy.empty()) c << " --policy " << o.policy;
   for (const std::string& solver : o.solvers) c << " --solver " << solver;
   return c.str();

@@ -32,6 +32,8 @@ struct SuiteOptions {
   std::filesystem::path workload;    // if set: replaces the experiment's workload file
   std::string policy;                // scale: a Quincy policy instead of Q (e.g. QP)
   std::vector<std::string> solvers;  // scale: only these solvers (default: all)
+  int burst = 0;                     // scale: a burst job of this many tasks (sim::ScaleOptions)
+  double burst_at_s = 10;            // scale: when it arrives
 };
 
 // Reads a JSON file; kNotFound / kCorruption name it.

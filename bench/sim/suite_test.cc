@@ -192,6 +192,33 @@ TEST(SimSuiteTest, ScaleUnderQpLetsRunningTasksMove) {
   EXPECT_NE(r.err.find("apply to scale only"), std::string::npos) << r.err;
 }
 
+TEST(SimSuiteTest, ScaleWithABurstReportsIt) {
+  TempDir d;
+  auto r = RunCopse("copse-bench-sim",
+                    {"--experiment", "scale", "--quick", "--policy", "QFP", "--solver",
+                     "incremental_leaf", "--burst", "150", "--burst-at", "0", "--out",
+                     d.path().string()},
+                    std::chrono::seconds(100));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json res = json::parse(ReadFile(d.path() / "results.json"));
+  EXPECT_EQ(res["command"],
+            "copse bench sim --experiment scale --out DIR --seed 1 --quick --burst 150 --burst-at "
+            "0.0 --policy QFP --solver incremental_leaf");
+  ASSERT_EQ(res["runs"].size(), 1u);
+  const json& run = res["runs"][0];
+  EXPECT_EQ(run["violations"], 0);
+  EXPECT_EQ(run["burst_tasks"], 150);
+  EXPECT_EQ(run["burst_placed"], 150);  // 3,015 of 3,350 slots busy: QFP forces it all on
+  EXPECT_GT(run["burst_round_ms"].get<double>(), 0);
+  EXPECT_GE(run["burst_all_placed_s"].get<double>(), 0);
+  EXPECT_NE(ReadFile(d.path() / "results.md").find("Burst (incremental_leaf, seed 1): 150 tasks"),
+            std::string::npos);
+  r = RunCopse("copse-bench-sim",
+               {"--experiment", "ideal", "--quick", "--burst", "10", "--out", d.path().string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--burst applies to scale only"), std::string::npos) << r.err;
+}
+
 TEST(SimSuiteTest, LoneJobTakesTheHandComputedTime) {
   // PrimeSmall with 2 partitions: root start-up 6 s, then each count vertex
   // in parallel: 1 s start-up + 6 s compute, after reading its 280 kB
