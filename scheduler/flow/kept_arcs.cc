@@ -65,4 +65,43 @@ void KeptArcs::UnlinkFlow(ArcId a) {
   if (fin_next_[a] != kNoId) fin_prev_[fin_next_[a]] = fin_prev_[a];
 }
 
+std::string KeptArcs::ListsError(const FlowGraph& g,
+                                 const std::function<bool(ArcId)>& listed) const {
+  size_t with_flow = 0, in_lists = 0;
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    with_flow += g.IsArc(a) && g.tail(a) != g.head(a) && arcs_[a].flow > 0 && listed(a);
+  }
+  for (NodeId n = 0; n < g.node_id_bound() && n < fin_first_.size(); ++n) {
+    for (ArcId a = fin_first_[n]; a != kNoId; a = fin_next_[a]) {
+      if (++in_lists > with_flow || !g.IsArc(a) || g.head(a) != n || arcs_[a].flow <= 0 ||
+          !listed(a)) {
+        return "node " + std::to_string(n) + "'s list of arcs with flow is wrong";
+      }
+    }
+  }
+  if (in_lists != with_flow) return "arcs with flow missing from the lists";
+  size_t adjacent = 0, linked_out = 0, linked_in = 0;
+  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+    if (!g.IsArc(a) || g.tail(a) == g.head(a)) continue;
+    ++adjacent;
+    const std::vector<ArcId>& out = out_[g.tail(a)];
+    const std::vector<ArcId>& in = in_[g.head(a)];
+    if (out_pos_[a] >= out.size() || out[out_pos_[a]] != a || in_pos_[a] >= in.size() ||
+        in[in_pos_[a]] != a) {
+      return "arc " + std::to_string(a) + " missing from its ends' adjacency arrays";
+    }
+  }
+  for (NodeId n = 0; n < g.node_id_bound() && n < out_.size(); ++n) {
+    linked_out += out_[n].size();
+    linked_in += in_[n].size();
+    if (!g.IsNode(n) && (!out_[n].empty() || !in_[n].empty())) {
+      return "dead node " + std::to_string(n) + " has adjacent arcs";
+    }
+  }
+  if (linked_out != adjacent || linked_in != adjacent) {
+    return "adjacency arrays hold arcs that are gone";
+  }
+  return "";
+}
+
 }  // namespace copse::flow

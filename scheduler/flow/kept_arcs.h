@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "scheduler/flow/flow_graph.h"
@@ -41,6 +43,13 @@ class KeptArcs {
   // fin_next_[a] as it was, so that a scan standing on `a` goes on.
   void LinkFlow(ArcId a);
   void UnlinkFlow(ArcId a);
+
+  // Test hook for the solvers' CheckState: the flow-in lists hold exactly
+  // the live arcs other than loops that carry flow and for which
+  // `listed(a)` holds, each at its head; every live arc other than a loop
+  // sits in its ends' adjacency lists at its recorded positions, and the
+  // lists hold nothing else. Empty when so; otherwise what is wrong.
+  std::string ListsError(const FlowGraph& g, const std::function<bool(ArcId)>& listed) const;
 
   std::vector<ArcCopy> arcs_;                 // by ArcId
   std::vector<ArcId> fin_first_;              // by NodeId

@@ -547,38 +547,7 @@ Status LocalSspSolver::CheckState(const FlowGraph& g) const {
       return fail("node " + std::to_string(n) + " excess differs");
     }
   }
-  size_t with_flow = 0, listed = 0;
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    with_flow += g.IsArc(a) && g.tail(a) != g.head(a) && arcs_[a].flow > 0;
-  }
-  for (NodeId n = 0; n < g.node_id_bound(); ++n) {
-    for (ArcId a = fin_first_[n]; a != kNoId; a = fin_next_[a]) {
-      if (++listed > with_flow || !g.IsArc(a) || g.head(a) != n || arcs_[a].flow <= 0) {
-        return fail("node " + std::to_string(n) + "'s list of arcs with flow is wrong");
-      }
-    }
-  }
-  if (listed != with_flow) return fail("arcs with flow missing from the lists");
-  size_t adjacent = 0, linked_out = 0, linked_in = 0;
-  for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-    if (!g.IsArc(a) || g.tail(a) == g.head(a)) continue;
-    ++adjacent;
-    const std::vector<ArcId>& out = out_[g.tail(a)];
-    const std::vector<ArcId>& in = in_[g.head(a)];
-    if (out_pos_[a] >= out.size() || out[out_pos_[a]] != a || in_pos_[a] >= in.size() ||
-        in[in_pos_[a]] != a) {
-      return fail("arc " + std::to_string(a) + " missing from its ends' adjacency arrays");
-    }
-  }
-  for (NodeId n = 0; n < g.node_id_bound() && n < out_.size(); ++n) {
-    linked_out += out_[n].size();
-    linked_in += in_[n].size();
-    if (!g.IsNode(n) && (!out_[n].empty() || !in_[n].empty())) {
-      return fail("dead node " + std::to_string(n) + " has adjacent arcs");
-    }
-  }
-  if (linked_out != adjacent || linked_in != adjacent)
-    return fail("adjacency arrays hold arcs that are gone");
+  if (std::string e = ListsError(g, [](ArcId) { return true; }); !e.empty()) return fail(e);
   if (cost != cost_) return fail("total cost differs");
   if (capacity != capacity_) return fail("total capacity differs");
   if (supply != supply_sum_) return fail("supply sum differs");
