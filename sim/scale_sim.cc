@@ -61,7 +61,8 @@ class ScaleSim final : public scheduler::DecisionSink {
       slots_.push_back(c.slots);
       rack_of_.push_back(c.rack_index);
       total_slots_ += c.slots;
-      if (c.rack_index < o.burst_racks) burst_computers_.push_back(static_cast<int>(rack_of_.size()) - 1);
+      if (c.rack_index < o.burst_racks)
+        burst_computers_.push_back(static_cast<int>(rack_of_.size()) - 1);
     }
     busy_.assign(slots_.size(), 0);
   }
@@ -362,7 +363,7 @@ Status ScaleSim::Run() {
   while (r_.rounds < o_.max_rounds && now < o_.max_time_s) {
     COPSE_RETURN_IF_ERROR(Deliver(now, true));
     COPSE_ASSIGN_OR_RETURN(bool woke, loop_.Wakeup(ToTime(now)));
-    if (woke) changed_ = true;  // the costs moved with time
+    if (woke) changed_ = true;         // the costs moved with time
     if (waiting_ == 0 || !changed_) {  // nothing to place: move to the next event or wakeup
       double next = NextEventTime();
       if (std::optional<Timestamp> w = loop_.NextWakeup(); w && waiting_ > 0) {

@@ -90,8 +90,8 @@ struct ScaleResult {
   int tasks_completed = 0;
   int tasks_killed = 0;
   int tasks_waiting_at_end = 0;
-  int violations = 0;              // invalid decisions (must be 0)
-  double mean_utilisation = 0;     // busy slots / slots, averaged over rounds
+  int violations = 0;           // invalid decisions (must be 0)
+  double mean_utilisation = 0;  // busy slots / slots, averaged over rounds
   // The burst (ScaleOptions::burst_tasks > 0): how many of its tasks were
   // placed by the end, the wall time of the first round that saw it, and
   // the simulated time from its arrival until its last task was first

@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
                  "scale: one job of this many tasks, every input in the first 4 racks, arrives "
                  "at --burst-at (issue 16's forced burst)")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--burst-at", o.burst_at_s, "scale: when the burst arrives, simulated s (default 10)")
+  app.add_option("--burst-at", o.burst_at_s,
+                 "scale: when the burst arrives, simulated s (default 10)")
       ->check(CLI::Range(0.0, 1e6));
   app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
   app.add_option("--config", config, "child: cluster config");

@@ -194,11 +194,11 @@ TEST(SimSuiteTest, ScaleUnderQpLetsRunningTasksMove) {
 
 TEST(SimSuiteTest, ScaleWithABurstReportsIt) {
   TempDir d;
-  auto r = RunCopse("copse-bench-sim",
-                    {"--experiment", "scale", "--quick", "--policy", "QFP", "--solver",
-                     "incremental_leaf", "--burst", "150", "--burst-at", "0", "--out",
-                     d.path().string()},
-                    std::chrono::seconds(100));
+  auto r = RunCopse(
+      "copse-bench-sim",
+      {"--experiment", "scale", "--quick", "--policy", "QFP", "--solver", "incremental_leaf",
+       "--burst", "150", "--burst-at", "0", "--out", d.path().string()},
+      std::chrono::seconds(100));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json res = json::parse(ReadFile(d.path() / "results.json"));
   EXPECT_EQ(res["command"],

@@ -409,7 +409,7 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
     if (!LoadAndCheckAll(g, adopted_, cancel)) return Cancelled("solve cancelled");
     adopt_pending_ = false;
   } else if (!all && (g.revision() == revision_ ||
-               (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_))) {
+                      (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_))) {
     // Arcs first: a removed node's arcs give back their flow before it goes.
     // The changed arcs lie all over both arc arrays: each is fetched some
     // arcs ahead, and its tail's leaf state a few arcs later.
@@ -536,7 +536,8 @@ Status LeafSspSolver::CheckState(const FlowGraph& g) const {
     if (c.tail == c.head) continue;
     excess[c.tail] -= c.flow;
     excess[c.head] += c.flow;
-    if (leaf_[c.head]) return fail("arc " + std::to_string(a) + " enters leaf " + std::to_string(c.head));
+    if (leaf_[c.head])
+      return fail("arc " + std::to_string(a) + " enters leaf " + std::to_string(c.head));
     if (leaf_[c.tail]) continue;
     const int64_t rc = c.cost - pot_[c.tail] + pot_[c.head];
     if ((c.flow < c.capacity && rc < 0) || (c.flow > 0 && rc > 0)) {

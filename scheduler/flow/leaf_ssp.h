@@ -77,24 +77,24 @@ struct LeafSspOptions {
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
  public:
   struct Stats {
-    bool warm = false;           // started from kept state
-    bool full_sync = false;      // the change record was not usable
-    uint64_t synced = 0;         // arcs and nodes synced
-    uint64_t leaves = 0;         // leaves after the sync
-    uint64_t dirty_leaves = 0;   // leaves whose arcs changed
-    uint64_t placed = 0;         // leaves without a unit placed at their cheapest exit
-    uint64_t hub_moves = 0;      // hubs whose potential fell to absorb their leaves' changes
-    uint64_t leaf_moves = 0;     // violated leaves moved to their cheapest exit
-    uint64_t core_fixes = 0;     // violated core arcs saturated or emptied
-    uint64_t retracted = 0;      // deficits moved downstream
-    int64_t excess_units = 0;    // units of excess left for routing
-    uint64_t phases = 0;         // searches
-    uint64_t settled = 0;        // core nodes settled, all searches
-    uint64_t scanned = 0;        // core arcs scanned, all searches
-    uint64_t leaf_events = 0;    // leaves that entered a search
-    uint64_t stale_keys = 0;     // leaf keys found stale and recomputed in a search
-    uint64_t paths = 0;          // augmenting paths
-    uint64_t drained = 0;        // units a source sent out through its own leaves
+    bool warm = false;          // started from kept state
+    bool full_sync = false;     // the change record was not usable
+    uint64_t synced = 0;        // arcs and nodes synced
+    uint64_t leaves = 0;        // leaves after the sync
+    uint64_t dirty_leaves = 0;  // leaves whose arcs changed
+    uint64_t placed = 0;        // leaves without a unit placed at their cheapest exit
+    uint64_t hub_moves = 0;     // hubs whose potential fell to absorb their leaves' changes
+    uint64_t leaf_moves = 0;    // violated leaves moved to their cheapest exit
+    uint64_t core_fixes = 0;    // violated core arcs saturated or emptied
+    uint64_t retracted = 0;     // deficits moved downstream
+    int64_t excess_units = 0;   // units of excess left for routing
+    uint64_t phases = 0;        // searches
+    uint64_t settled = 0;       // core nodes settled, all searches
+    uint64_t scanned = 0;       // core arcs scanned, all searches
+    uint64_t leaf_events = 0;   // leaves that entered a search
+    uint64_t stale_keys = 0;    // leaf keys found stale and recomputed in a search
+    uint64_t paths = 0;         // augmenting paths
+    uint64_t drained = 0;       // units a source sent out through its own leaves
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
     double search_ms = 0;  // route_ms spent searching
   };
@@ -213,13 +213,13 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<uint8_t> leaf_;  // 1: the node is a leaf
   std::vector<ArcId> at_;      // a leaf's arc carrying its unit (kNoId: none)
   uint64_t leaf_count_ = 0;
-  HubHeaps hubs_;              // the leaves at each hub that holds any
-  Wide cost_ = 0;              // sum of flow * cost over live arcs
-  Wide capacity_ = 0;          // sum of live arcs' capacities
-  Wide supply_sum_ = 0;        // sum of live nodes' supplies
-  Wide abs_supply_ = 0;        // sum of |supply|
-  int64_t max_abs_cost_ = 0;   // an upper bound on |cost| of the live arcs...
-  bool max_exact_ = true;      // ...exact when this is true
+  HubHeaps hubs_;                // the leaves at each hub that holds any
+  Wide cost_ = 0;                // sum of flow * cost over live arcs
+  Wide capacity_ = 0;            // sum of live arcs' capacities
+  Wide supply_sum_ = 0;          // sum of live nodes' supplies
+  Wide abs_supply_ = 0;          // sum of |supply|
+  int64_t max_abs_cost_ = 0;     // an upper bound on |cost| of the live arcs...
+  bool max_exact_ = true;        // ...exact when this is true
   std::vector<NodeId> pending_;  // core nodes that may hold a nonzero excess
   // Per core node, the arcs into it from core nodes that carry flow (its
   // backward residual arcs), as an intrusive doubly-linked list by ArcId.
@@ -237,21 +237,21 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     kShifted = 64,
     kRetract = 128,
   };
-  std::vector<uint8_t> flags_;      // by NodeId
-  std::vector<NodeId> reclassify_;  // nodes whose degree or supply changed
-  std::vector<NodeId> fresh_;       // nodes added in this batch
-  std::vector<NodeId> dirty_;       // leaves whose arcs changed
-  std::vector<ArcId> check_;        // core arcs added or changed
-  std::vector<NodeId> loose_;       // leaves whose unit is on no arc
-  std::vector<NodeId> violated_;    // leaves whose cheapest exit undercuts their hub
-  std::vector<NodeId> hubs_hit_;    // their hubs...
-  std::vector<int64_t> need_;       // ...how far each would have to fall...
+  std::vector<uint8_t> flags_;        // by NodeId
+  std::vector<NodeId> reclassify_;    // nodes whose degree or supply changed
+  std::vector<NodeId> fresh_;         // nodes added in this batch
+  std::vector<NodeId> dirty_;         // leaves whose arcs changed
+  std::vector<ArcId> check_;          // core arcs added or changed
+  std::vector<NodeId> loose_;         // leaves whose unit is on no arc
+  std::vector<NodeId> violated_;      // leaves whose cheapest exit undercuts their hub
+  std::vector<NodeId> hubs_hit_;      // their hubs...
+  std::vector<int64_t> need_;         // ...how far each would have to fall...
   std::vector<uint32_t> violations_;  // ...and for how many leaves
-  std::vector<NodeId> received_;    // nodes that received drained units
-  std::vector<NodeId> shifted_;     // hubs whose leaves' arcs got dearer...
-  std::vector<int64_t> shift_;      // ...by at most this much
-  std::vector<NodeId> work_;        // RetractDeficits' work list
-  std::vector<NodeId> taken_;       // CheckHub's violated leaves
+  std::vector<NodeId> received_;      // nodes that received drained units
+  std::vector<NodeId> shifted_;       // hubs whose leaves' arcs got dearer...
+  std::vector<int64_t> shift_;        // ...by at most this much
+  std::vector<NodeId> work_;          // RetractDeficits' work list
+  std::vector<NodeId> taken_;         // CheckHub's violated leaves
 
   // The search, epoch-stamped by NodeId.
   enum : uint8_t { kRoot, kForward, kBackward, kViaLeaf };
@@ -267,8 +267,8 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   uint32_t stamp_ = 0;
   static constexpr uint32_t kEvent = 0x80000000u;  // a heap value: a hub's next leaf
   RadixHeap heap_;
-  std::vector<NodeId> settled_;    // core nodes settled in this search, in order
-  std::vector<NodeId> entered_;    // leaves taken out of their heaps by this search...
+  std::vector<NodeId> settled_;     // core nodes settled in this search, in order
+  std::vector<NodeId> entered_;     // leaves taken out of their heaps by this search...
   std::vector<int64_t> entry_key_;  // ...by NodeId: the exact key each entered with...
   std::vector<NodeId> entry_hub_;   // ...at this hub
   std::vector<NodeId> sources_;
@@ -285,9 +285,9 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<uint32_t> level_mark_;
   uint32_t level_stamp_ = 0;
   struct Cursor {
-    uint8_t stage = 0;     // 0: out arcs, 1: flow-in list, 2: entered leaves' exits
-    uint32_t pos = 0;      // index in out_ (0) or in the leaf's out_ (2); an arc (1)
-    NodeId leaf = kNoId;   // stage 2: the leaf
+    uint8_t stage = 0;    // 0: out arcs, 1: flow-in list, 2: entered leaves' exits
+    uint32_t pos = 0;     // index in out_ (0) or in the leaf's out_ (2); an arc (1)
+    NodeId leaf = kNoId;  // stage 2: the leaf
   };
   std::vector<Cursor> cursor_;
   std::vector<NodeId> queue_;

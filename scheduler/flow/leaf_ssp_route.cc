@@ -254,8 +254,7 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
   size_t k = 0;
   int64_t total = 0;
   auto take = [&](NodeId n) {
-    if (n >= node_alive_.size() || !node_alive_[n] || excess_[n] <= 0 ||
-        label_[n].seen == stamp_) {
+    if (n >= node_alive_.size() || !node_alive_[n] || excess_[n] <= 0 || label_[n].seen == stamp_) {
       return;
     }
     label_[n].seen = stamp_;

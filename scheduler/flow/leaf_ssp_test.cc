@@ -49,8 +49,8 @@ TEST(LeafSspTest, RandomShapesAlongRandomChanges) {
     LeafSspSolver solver;
     FlowSolution sol;
     for (int step = 0; step < 15; ++step) {
-      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) +
-                         " step " + std::to_string(step);
+      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) + " step " +
+                         std::to_string(step);
       (void)SolveAndCheck(solver, g, sol, what);
       warm += solver.stats().warm;
       g.CommitChanges();

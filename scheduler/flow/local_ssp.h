@@ -45,8 +45,8 @@
 #include <vector>
 
 #include "scheduler/flow/cost_scaling.h"
-#include "scheduler/flow/radix_heap.h"
 #include "scheduler/flow/kept_arcs.h"
+#include "scheduler/flow/radix_heap.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/flow/wide.h"
 
@@ -107,7 +107,6 @@ class LocalSspSolver final : public FlowSolver, private KeptArcs {
   Status CheckState(const FlowGraph& graph) const;
 
  private:
-
   void LoadSolution(const FlowGraph& g, const FlowSolution& sol);
   void Resize(const FlowGraph& g);
   void SyncArc(const FlowGraph& g, ArcId a);
