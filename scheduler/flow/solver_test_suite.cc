@@ -27,7 +27,6 @@ void ExpectAgreesWithLemon(FlowSolver& solver, const FlowGraph& g, const std::st
 // 64 graphs of each of the 8 shapes: 512 per solver.
 TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
   constexpr int kSizes[] = {8, 20, 40, 70};
-  int graphs = 0;
   for (int shape = 0; shape < kShapeCount; ++shape) {
     for (int seed = 0; seed < 64; ++seed) {
       int nodes = kSizes[seed % 4];
@@ -35,10 +34,8 @@ TEST_P(SolverTest, AgreesWithLemonOnRandomShapes) {
       std::unique_ptr<FlowSolver> solver = GetParam().make();
       ExpectAgreesWithLemon(*solver, g,
                             ShapeName(static_cast<Shape>(shape)) + " seed " + std::to_string(seed));
-      ++graphs;
     }
   }
-  EXPECT_EQ(graphs, 512);
 }
 
 TEST_P(SolverTest, AgreesWithLemonAlongChangeSequences) {
