@@ -12,8 +12,6 @@ void HubHeaps::Resize(size_t nodes) {
   heap_.resize(nodes);
   ReserveWithSlack(offset_, nodes);
   offset_.resize(nodes, 0);
-  ReserveWithSlack(key_, nodes);
-  key_.resize(nodes, 0);
   ReserveWithSlack(pos_, nodes);
   pos_.resize(nodes, 0);
   ReserveWithSlack(hub_, nodes);
@@ -26,66 +24,73 @@ void HubHeaps::Clear() {
   std::fill(hub_.begin(), hub_.end(), kNoId);
 }
 
+std::string HubHeaps::HeapError(NodeId hub) const {
+  const std::vector<Entry>& h = heap_[hub];
+  for (uint32_t i = 0; i < h.size(); ++i) {
+    const std::string at = "heap of " + std::to_string(hub) + " at " + std::to_string(i);
+    if (hub_[h[i].leaf] != hub || pos_[h[i].leaf] != i) return at + ": leaf misplaced";
+    if (i > 0 && h[(i - 1) / 2].key > h[i].key) return at + ": out of order";
+  }
+  return {};
+}
+
 void HubHeaps::Insert(NodeId hub, NodeId leaf, int64_t key) {
-  std::vector<NodeId>& h = heap_[hub];
+  std::vector<Entry>& h = heap_[hub];
   hub_[leaf] = hub;
-  key_[leaf] = key - offset_[hub];
-  h.push_back(leaf);
-  pos_[leaf] = static_cast<uint32_t>(h.size() - 1);
-  SiftUp(h, pos_[leaf]);
+  h.push_back(Entry{key - offset_[hub], leaf});
+  SiftUp(h, static_cast<uint32_t>(h.size() - 1), h.back());
 }
 
 void HubHeaps::Remove(NodeId leaf) {
   const NodeId hub = hub_[leaf];
   if (hub == kNoId) return;
-  std::vector<NodeId>& h = heap_[hub];
+  std::vector<Entry>& h = heap_[hub];
   const uint32_t i = pos_[leaf];
   hub_[leaf] = kNoId;
-  const NodeId last = h.back();
+  const Entry last = h.back();
   h.pop_back();
-  if (last == leaf) return;
-  Place(h, i, last);
-  SiftUp(h, i);
-  SiftDown(h, pos_[last]);
+  if (last.leaf == leaf) return;
+  if (i > 0 && last.key < h[(i - 1) / 2].key) {
+    SiftUp(h, i, last);
+  } else {
+    SiftDown(h, i, last);
+  }
 }
 
 void HubHeaps::Update(NodeId leaf, int64_t key) {
-  std::vector<NodeId>& h = heap_[hub_[leaf]];
-  const int64_t old = key_[leaf];
-  key = key - offset_[hub_[leaf]];
-  key_[leaf] = key;
-  if (key < old) {
-    SiftUp(h, pos_[leaf]);
-  } else if (key > old) {
-    SiftDown(h, pos_[leaf]);
+  const NodeId hub = hub_[leaf];
+  std::vector<Entry>& h = heap_[hub];
+  const uint32_t i = pos_[leaf];
+  const Entry e{key - offset_[hub], leaf};
+  if (e.key < h[i].key) {
+    SiftUp(h, i, e);
+  } else {
+    SiftDown(h, i, e);
   }
 }
 
-void HubHeaps::SiftUp(std::vector<NodeId>& h, uint32_t i) {
-  const NodeId leaf = h[i];
-  const int64_t k = key_[leaf];
+// Both move the hole at i to where e belongs and put e there.
+void HubHeaps::SiftUp(std::vector<Entry>& h, uint32_t i, Entry e) {
   while (i > 0) {
     const uint32_t parent = (i - 1) / 2;
-    if (key_[h[parent]] <= k) break;
+    if (h[parent].key <= e.key) break;
     Place(h, i, h[parent]);
     i = parent;
   }
-  Place(h, i, leaf);
+  Place(h, i, e);
 }
 
-void HubHeaps::SiftDown(std::vector<NodeId>& h, uint32_t i) {
-  const NodeId leaf = h[i];
-  const int64_t k = key_[leaf];
+void HubHeaps::SiftDown(std::vector<Entry>& h, uint32_t i, Entry e) {
   const uint32_t n = static_cast<uint32_t>(h.size());
   while (true) {
     uint32_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && key_[h[child + 1]] < key_[h[child]]) ++child;
-    if (key_[h[child]] >= k) break;
+    if (child + 1 < n && h[child + 1].key < h[child].key) ++child;
+    if (h[child].key >= e.key) break;
     Place(h, i, h[child]);
     i = child;
   }
-  Place(h, i, leaf);
+  Place(h, i, e);
 }
 
 }  // namespace copse::flow

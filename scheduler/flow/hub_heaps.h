@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "scheduler/flow/flow_graph.h"
@@ -32,27 +33,38 @@ class HubHeaps {
 
   NodeId hub_of(NodeId leaf) const { return hub_[leaf]; }
   // REQUIRES: hub_of(leaf) != kNoId.
-  int64_t key(NodeId leaf) const { return key_[leaf] + offset_[hub_[leaf]]; }
+  int64_t key(NodeId leaf) const {
+    const NodeId hub = hub_[leaf];
+    return heap_[hub][pos_[leaf]].key + offset_[hub];
+  }
   bool Empty(NodeId hub) const { return heap_[hub].empty(); }
   size_t Size(NodeId hub) const { return heap_[hub].size(); }
-  // The leaf with the smallest key. REQUIRES: !Empty(hub).
-  NodeId Top(NodeId hub) const { return heap_[hub][0]; }
-  // The leaves of `hub` in heap order (for checks and full scans).
-  const std::vector<NodeId>& Leaves(NodeId hub) const { return heap_[hub]; }
+  // The leaf with the smallest key, and that key. REQUIRES: !Empty(hub).
+  NodeId Top(NodeId hub) const { return heap_[hub][0].leaf; }
+  int64_t TopKey(NodeId hub) const { return heap_[hub][0].key + offset_[hub]; }
+  // Test hook: empty when hub's heap is in order and its leaves know their
+  // hub and position; otherwise what is wrong.
+  std::string HeapError(NodeId hub) const;
 
  private:
-  void SiftUp(std::vector<NodeId>& h, uint32_t i);
-  void SiftDown(std::vector<NodeId>& h, uint32_t i);
-  void Place(std::vector<NodeId>& h, uint32_t i, NodeId leaf) {
-    h[i] = leaf;
-    pos_[leaf] = i;
+  // A heap entry keeps its key beside the leaf (less the hub's offset): the
+  // sifts and a search's look at a hub's top read the hub's own array only,
+  // not arrays by leaf id all over memory.
+  struct Entry {
+    int64_t key;
+    NodeId leaf;
+  };
+  void SiftUp(std::vector<Entry>& h, uint32_t i, Entry e);
+  void SiftDown(std::vector<Entry>& h, uint32_t i, Entry e);
+  void Place(std::vector<Entry>& h, uint32_t i, Entry e) {
+    h[i] = e;
+    pos_[e.leaf] = i;
   }
 
-  std::vector<std::vector<NodeId>> heap_;  // by hub
-  std::vector<int64_t> offset_;            // by hub: added to its leaves' stored keys
-  std::vector<int64_t> key_;               // by leaf, less its hub's offset
-  std::vector<uint32_t> pos_;              // by leaf: its index in its hub's heap
-  std::vector<NodeId> hub_;                // by leaf: the hub whose heap holds it
+  std::vector<std::vector<Entry>> heap_;  // by hub
+  std::vector<int64_t> offset_;           // by hub: added to its leaves' stored keys
+  std::vector<uint32_t> pos_;             // by leaf: its index in its hub's heap
+  std::vector<NodeId> hub_;               // by leaf: the hub whose heap holds it
 };
 
 }  // namespace copse::flow

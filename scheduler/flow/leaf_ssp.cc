@@ -574,13 +574,7 @@ Status LeafSspSolver::CheckState(const FlowGraph& g) const {
   }
   for (NodeId n = 0; n < g.node_id_bound() && n < out_.size(); ++n) {
     if (!g.IsNode(n)) continue;
-    const std::vector<NodeId>& heap = hubs_.Leaves(n);
-    for (size_t i = 0; i < heap.size(); ++i) {
-      if (hubs_.hub_of(heap[i]) != n) return fail("heap of " + std::to_string(n) + " is wrong");
-      if (i > 0 && hubs_.key(heap[(i - 1) / 2]) > hubs_.key(heap[i])) {
-        return fail("heap of " + std::to_string(n) + " is out of order");
-      }
-    }
+    if (std::string e = hubs_.HeapError(n); !e.empty()) return fail(e);
   }
   // Core arcs only: a leaf's unit is found through its hub's heap.
   const auto core = [&](ArcId a) { return !leaf_[arcs_[a].tail]; };

@@ -83,9 +83,10 @@ void LeafSspSolver::CheckHub(NodeId u) {
   size_t first = taken_.size();
   while (!hubs_.Empty(u)) {
     const NodeId w = hubs_.Top(u);
-    if (hubs_.key(w) >= pot_[u]) break;
+    const int64_t top_key = hubs_.TopKey(u);
+    if (top_key >= pot_[u]) break;
     const int64_t key = Key(w);
-    if (key > hubs_.key(w)) {
+    if (key > top_key) {
       hubs_.Update(w, key);
       continue;
     }
@@ -217,7 +218,8 @@ void LeafSspSolver::Repair() {
   // tasks a tick touched; not a rack where a few tasks started).
   for (NodeId u : hubs_hit_) {
     flags_[u] &= static_cast<uint8_t>(~kHubHit);
-    if (in_[u].size() + out_[u].size() <= std::max<size_t>(kRetractDegree, kScanPerViolation * violations_[u])) {
+    if (in_[u].size() + out_[u].size() <=
+        std::max<size_t>(kRetractDegree, kScanPerViolation * violations_[u])) {
       (void)LowerHub(u, need_[u]);
     }
   }

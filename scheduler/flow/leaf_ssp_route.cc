@@ -50,7 +50,7 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   }
   entry_key_[w] = best;
   if (!hubs_.Empty(u)) {
-    heap_.Push(std::max(key, du + hubs_.key(hubs_.Top(u)) - pot_[u]), u | kEvent);
+    heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
   }
 }
 
@@ -109,7 +109,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
       const ArcCopy& c = arcs_[a];
       Relax(c.tail, du - c.cost + pot_[c.tail], a, u, kBackward);
     }
-    if (!hubs_.Empty(u)) heap_.Push(std::max(d, d + hubs_.key(hubs_.Top(u)) - pot_[u]), u | kEvent);
+    if (!hubs_.Empty(u)) heap_.Push(std::max(d, d + hubs_.TopKey(u) - pot_[u]), u | kEvent);
   }
   stats_.settled += settled_.size();
   stats_.scanned += scanned;
@@ -191,7 +191,7 @@ void LeafSspSolver::Drain(NodeId u) {
   while (excess_[u] > 0 && !hubs_.Empty(u)) {
     const NodeId w = hubs_.Top(u);
     const int64_t key = Key(w);
-    if (key > hubs_.key(w)) {
+    if (key > hubs_.TopKey(u)) {
       hubs_.Update(w, key);
       ++stats_.stale_keys;
       continue;
