@@ -125,6 +125,7 @@ bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
   edits_seen_ = g.edit_count();
   has_state_ = true;
   repair_all_ = false;
+  loaded_ = true;
   return true;
 }
 

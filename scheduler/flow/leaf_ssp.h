@@ -70,7 +70,10 @@ struct LeafSspOptions {
   // that source holds; otherwise from every source, up to what they all hold.
   bool single_source = true;
   // Searches take nodes at equal distance last in, first out (deep) or
-  // first in, first out (wide).
+  // first in, first out (wide). The first solve after a solution is loaded
+  // (the cold solve's, or an adopted one) goes wide either way: another
+  // solver's potentials leave wide plateaus of zero reduced cost, which a
+  // deep search sweeps before it comes out at a deficit near where it went in.
   bool deep_ties = true;
 };
 
@@ -201,6 +204,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   uint64_t revision_ = 0;
   uint64_t edits_seen_ = 0;  // the graph's edit_count() at the last sync
   bool repair_all_ = false;  // a solve stopped before its repair
+  bool loaded_ = false;      // the state was loaded from a solution since the last route
   // An adopted answer, loaded by the next solve (for the graph as it is then).
   FlowSolution adopted_;
   bool adopt_pending_ = false;

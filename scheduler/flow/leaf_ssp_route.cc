@@ -275,6 +275,9 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
 }
 
 Status LeafSspSolver::Route(const CancelFlag* cancel) {
+  heap_.Clear();
+  heap_.SetLifo(options_.deep_ties && !loaded_);
+  loaded_ = false;
   sources_.clear();
   bool stranded = false;
   stats_.excess_units = CollectSources(stranded);

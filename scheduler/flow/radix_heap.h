@@ -34,14 +34,12 @@ class RadixHeap {
     buckets_[Bucket(key)].emplace_back(key, value);
     ++size_;
   }
+  // Which way ties come out. REQUIRES: Empty() (since Clear()).
+  void SetLifo(bool lifo) { lifo_ = lifo; }
   // REQUIRES: !Empty().
   std::pair<int64_t, uint32_t> Pop() {
-    if (lifo_ && !buckets_[0].empty()) {
-      std::pair<int64_t, uint32_t> e = buckets_[0].back();
-      buckets_[0].pop_back();
-      --size_;
-      return e;
-    }
+    // Bucket 0 holds the entries with the last key popped; last in, first
+    // out takes from its back (head_ stays 0), so it is used up when empty.
     if (head_ == buckets_[0].size()) {
       buckets_[0].clear();
       head_ = 0;
