@@ -21,6 +21,24 @@ void KeptArcs::GrowArcs(size_t nodes, size_t arcs) {
   GrowTo(in_pos_, arcs, 0u);
 }
 
+void KeptArcs::ResetTotals() {
+  cost_ = capacity_ = supply_sum_ = abs_supply_ = 0;
+  max_abs_cost_ = 0;
+  max_exact_ = true;
+}
+
+Status KeptArcs::CheckMagnitudes(const FlowGraph& g) {
+  const int64_t limit = kMaxCostTimesNodes / (int64_t{g.node_count()} + 1);
+  if (max_abs_cost_ > limit && !max_exact_) {
+    max_abs_cost_ = 0;
+    for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
+      if (arcs_[a].alive()) NoteCost(arcs_[a].cost);
+    }
+    max_exact_ = true;
+  }
+  return flow::CheckMagnitudes(max_abs_cost_, g.node_count(), capacity_ + abs_supply_, supply_sum_);
+}
+
 void KeptArcs::ClearLists() {
   std::fill(fin_first_.begin(), fin_first_.end(), kNoId);
   for (auto& l : out_) l.clear();

@@ -4,18 +4,23 @@
 // capacity, flow and ends; each node's out- and in-arcs, swap-removable
 // because every arc knows its position in both lists; and each node's
 // in-arcs that carry flow (the backward residual arcs a search scans),
-// doubly linked through the arcs. The solvers derive from it and decide
-// which arcs carry what; it only keeps the lists consistent.
+// doubly linked through the arcs; and the totals over them that the
+// magnitude check and the answer's cost need. The solvers derive from it
+// and decide which arcs carry what; it only keeps the lists consistent.
 // Thread-safety: none (a solver's own state).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "scheduler/flow/flow_graph.h"
+#include "scheduler/flow/residual_net.h"
+#include "scheduler/flow/wide.h"
 
 namespace copse::flow {
 
@@ -50,6 +55,25 @@ class KeptArcs {
   // sits in its ends' adjacency lists at its recorded positions, and the
   // lists hold nothing else. Empty when so; otherwise what is wrong.
   std::string ListsError(const FlowGraph& g, const std::function<bool(ArcId)>& listed) const;
+
+  // Zeroes the totals below.
+  void ResetTotals();
+  // A live arc's cost joins the bound on |cost|; one about to go may have
+  // been what set it, so the bound stops being exact.
+  void NoteCost(int64_t cost) { max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost)); }
+  void DropCost(int64_t cost) {
+    if (AbsCost(cost) >= max_abs_cost_) max_exact_ = false;
+  }
+  // flow::CheckMagnitudes on the totals, the bound on |cost| recomputed
+  // from the live copies first when an inexact one would fail it.
+  Status CheckMagnitudes(const FlowGraph& g);
+
+  Wide cost_ = 0;             // sum of flow * cost over live arcs
+  Wide capacity_ = 0;         // sum of live arcs' capacities
+  Wide supply_sum_ = 0;       // sum of live nodes' supplies
+  Wide abs_supply_ = 0;       // sum of |supply|
+  int64_t max_abs_cost_ = 0;  // an upper bound on |cost| of the live arcs...
+  bool max_exact_ = true;     // ...exact when this is true
 
   std::vector<ArcCopy> arcs_;                 // by ArcId
   std::vector<ArcId> fin_first_;              // by NodeId

@@ -49,10 +49,6 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   hubs_.Resize(nodes);
 }
 
-void LeafSspSolver::NoteCost(int64_t cost) {
-  max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
-}
-
 void LeafSspSolver::Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n) {
   if ((flags_[n] & flag) == 0) {
     flags_[n] |= flag;
@@ -63,9 +59,7 @@ void LeafSspSolver::Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n) {
 bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
                                  const CancelFlag* cancel) {
   Resize(g);
-  cost_ = capacity_ = supply_sum_ = abs_supply_ = 0;
-  max_abs_cost_ = 0;
-  max_exact_ = true;
+  ResetTotals();
   pending_.clear();
   hubs_.Clear();
   ClearLists();
@@ -237,7 +231,7 @@ void LeafSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     }
     SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
     capacity_ -= c.capacity;
-    if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
+    DropCost(c.cost);
     if (t != h) UnlinkAdjacent(a);
     c = ArcCopy{};
     Mark(reclassify_, kReclassify, t);
@@ -260,7 +254,7 @@ void LeafSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     const int64_t old_cost = c.cost;
     bool resized = false;
     if (g.cost(a) != c.cost) {
-      if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
+      DropCost(c.cost);
       cost_ += Wide{c.flow} * (Wide{g.cost(a)} - c.cost);
       c.cost = g.cost(a);
       NoteCost(c.cost);
@@ -357,18 +351,6 @@ void LeafSspSolver::SyncNode(const FlowGraph& g, NodeId n) {
     if (excess_[n] != 0) Pend(n);
     Mark(reclassify_, kReclassify, n);
   }
-}
-
-Status LeafSspSolver::CheckMagnitudes(const FlowGraph& g) {
-  const int64_t limit = kMaxCostTimesNodes / (int64_t{g.node_count()} + 1);
-  if (max_abs_cost_ > limit && !max_exact_) {
-    max_abs_cost_ = 0;
-    for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-      if (arcs_[a].alive()) NoteCost(arcs_[a].cost);
-    }
-    max_exact_ = true;
-  }
-  return flow::CheckMagnitudes(max_abs_cost_, g.node_count(), capacity_ + abs_supply_, supply_sum_);
 }
 
 Status LeafSspSolver::Emit(const FlowGraph& g, FlowSolution* out) {

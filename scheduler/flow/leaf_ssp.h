@@ -134,7 +134,6 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   void SyncArc(const FlowGraph& g, ArcId a);
   void SyncNode(const FlowGraph& g, NodeId n);
   void LeafCostChanged(ArcId a, int64_t old_cost);
-  void NoteCost(int64_t cost);
   void SetFlow(ArcId a, int64_t f);
   void Pend(NodeId n) { pending_.push_back(n); }
   void Mark(std::vector<NodeId>& list, uint8_t flag, NodeId n);
@@ -151,7 +150,6 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   int64_t LeafPotential(NodeId w) const;
   // Puts leaf w's unit on arc `to`; heaps are the caller's.
   void MoveLeaf(NodeId w, ArcId to);
-  Status CheckMagnitudes(const FlowGraph& g);
   Status Emit(const FlowGraph& g, FlowSolution* out);
 
   // ---- repair (leaf_ssp_repair.cc) ----
@@ -218,17 +216,9 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<ArcId> at_;      // a leaf's arc carrying its unit (kNoId: none)
   uint64_t leaf_count_ = 0;
   HubHeaps hubs_;                // the leaves at each hub that holds any
-  Wide cost_ = 0;                // sum of flow * cost over live arcs
-  Wide capacity_ = 0;            // sum of live arcs' capacities
-  Wide supply_sum_ = 0;          // sum of live nodes' supplies
-  Wide abs_supply_ = 0;          // sum of |supply|
-  int64_t max_abs_cost_ = 0;     // an upper bound on |cost| of the live arcs...
-  bool max_exact_ = true;        // ...exact when this is true
   std::vector<NodeId> pending_;  // core nodes that may hold a nonzero excess
-  // Per core node, the arcs into it from core nodes that carry flow (its
-  // backward residual arcs), as an intrusive doubly-linked list by ArcId.
-  // Per node, the ids of its live arcs other than self-loops, out and in,
-  // as compact arrays kept in step with the graph (swap-remove by position).
+  // KeptArcs holds the arc copies, the totals, each node's adjacency and
+  // flow-in lists (here only arcs between core nodes enter the latter).
 
   // Per-solve work lists; a node is on a list while its flag is set.
   enum : uint8_t {

@@ -40,15 +40,9 @@ void LocalSspSolver::Resize(const FlowGraph& g) {
   GrowTo(label_, nodes, Label{});
 }
 
-void LocalSspSolver::NoteCost(int64_t cost) {
-  max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
-}
-
 void LocalSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol) {
   Resize(g);
-  cost_ = capacity_ = supply_sum_ = abs_supply_ = 0;
-  max_abs_cost_ = 0;
-  max_exact_ = true;
+  ResetTotals();
   pending_.clear();
   ClearLists();
   for (NodeId n = 0; n < g.node_id_bound(); ++n) {
@@ -122,7 +116,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   if (c.alive() && (!live || g.tail(a) != c.tail || g.head(a) != c.head)) {
     SetFlow(a, 0);  // the flow leaves excess and deficit behind at its ends
     capacity_ -= c.capacity;
-    if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
+    DropCost(c.cost);
     if (c.tail != c.head) UnlinkAdjacent(a);
     c = ArcCopy{};
   }
@@ -140,7 +134,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     return;
   }
   if (g.cost(a) != c.cost) {
-    if (AbsCost(c.cost) >= max_abs_cost_) max_exact_ = false;
+    DropCost(c.cost);
     cost_ += Wide{arcs_[a].flow} * (Wide{g.cost(a)} - c.cost);
     c.cost = g.cost(a);
     NoteCost(c.cost);
@@ -182,18 +176,6 @@ void LocalSspSolver::SyncNode(const FlowGraph& g, NodeId n) {
     supply_[n] = s;
     Pend(n);
   }
-}
-
-Status LocalSspSolver::CheckMagnitudes(const FlowGraph& g) {
-  const int64_t limit = kMaxCostTimesNodes / (int64_t{g.node_count()} + 1);
-  if (max_abs_cost_ > limit && !max_exact_) {
-    max_abs_cost_ = 0;
-    for (ArcId a = 0; a < g.arc_id_bound(); ++a) {
-      if (arcs_[a].alive()) NoteCost(arcs_[a].cost);
-    }
-    max_exact_ = true;
-  }
-  return flow::CheckMagnitudes(max_abs_cost_, g.node_count(), capacity_ + abs_supply_, supply_sum_);
 }
 
 // Saturates whichever residual direction of arc `a` has a negative reduced cost.

@@ -113,8 +113,6 @@ class LocalSspSolver final : public FlowSolver, private KeptArcs {
   void SyncNode(const FlowGraph& g, NodeId n);
   void Touch(NodeId n);
   void Pend(NodeId n) { pending_.push_back(n); }
-  void NoteCost(int64_t cost);
-  Status CheckMagnitudes(const FlowGraph& g);
   void Repair(const FlowGraph& g);
   bool Violated(ArcId a) const;
   void Interval(const FlowGraph& g, NodeId u, int64_t& lower, int64_t& upper, bool& low_side) const;
@@ -146,20 +144,12 @@ class LocalSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<int64_t> excess_;
   std::vector<int64_t> supply_;
   std::vector<uint8_t> node_alive_;
-  Wide cost_ = 0;                // sum of flow * cost over live arcs
-  Wide capacity_ = 0;            // sum of live arcs' capacities
-  Wide supply_sum_ = 0;          // sum of live nodes' supplies
-  Wide abs_supply_ = 0;          // sum of |supply|
-  int64_t max_abs_cost_ = 0;     // an upper bound on |cost| of the live arcs...
-  bool max_exact_ = true;        // ...exact when this is true
   std::vector<NodeId> pending_;  // nodes that may hold a positive excess
-  // Per node, the arcs into it that carry flow (its backward residual arcs),
-  // as an intrusive doubly-linked list by ArcId: a hub such as the cluster
-  // aggregator has an arc from every task but flow on few of them.
-  // Per node, the ids of its live arcs other than self-loops, out and in, as
-  // compact arrays kept in step with the graph (O(1) add, swap-remove by the
-  // arc's position): the searches read them instead of the graph's linked
-  // lists, whose pointer chase serialises the cache misses.
+  // KeptArcs holds the arc copies, the totals, each node's flow-in list (a
+  // hub such as the cluster aggregator has an arc from every task but flow
+  // on few of them) and its adjacency arrays, which the searches read
+  // instead of the graph's linked lists, whose pointer chase serialises
+  // the cache misses.
 
   // Per-solve work lists, epoch-stamped by NodeId.
   std::vector<uint32_t> touch_mark_;
