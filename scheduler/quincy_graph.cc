@@ -13,6 +13,8 @@ QuincyGraph::QuincyGraph(const Topology& topology, const QuincyCostParams& param
     : topology_(topology), params_(params) {
   sink_ = g_.AddNode(0);
   cluster_ = g_.AddNode(0);
+  wait_group_ = g_.AddCostGroup();
+  run_group_ = g_.AddCostGroup();
   rack_capacity_.assign(topology.racks.size(), 0);
   for (size_t r = 0; r < topology.racks.size(); ++r) {
     rack_node_.push_back(g_.AddNode(0));
@@ -202,6 +204,7 @@ void QuincyGraph::SetTaskComputer(TaskId task, ComputerId c) {
   Task& t = tasks_.at(task);
   if (t.running == c) return;
   KeepTask(task);
+  if (ArcId was = RunningArc(t); was != kNoId) SetGroup(was, flow::kNoGroup);
   if (t.extra != kNoId) g_.RemoveArc(t.extra);
   t.extra = kNoId;
   t.running = c;
@@ -209,6 +212,31 @@ void QuincyGraph::SetTaskComputer(TaskId task, ComputerId c) {
     t.extra = g_.AddArc(t.node, computer_node_[c], 1, 0);
   }
   ApplyMovable(t);
+  ApplyClock(t);
+}
+
+void QuincyGraph::SetGroup(ArcId a, flow::GroupId group) {
+  if (g_.cost_group(a) == group) return;
+  KeepArc(a);
+  g_.SetCostGroup(a, group);
+}
+
+void QuincyGraph::ApplyClock(const Task& t) {
+  const ArcId run = RunningArc(t);
+  SetGroup(t.unscheduled, t.clocked && run == kNoId ? wait_group_ : flow::kNoGroup);
+  if (run != kNoId) SetGroup(run, t.clocked ? run_group_ : flow::kNoGroup);
+}
+
+void QuincyGraph::SetTaskClocked(TaskId task, bool clocked) {
+  Task& t = tasks_.at(task);
+  if (t.clocked == clocked) return;
+  t.clocked = clocked;
+  ApplyClock(t);
+}
+
+void QuincyGraph::ShiftClock(int64_t wait, int64_t run) {
+  g_.ShiftCostGroup(wait_group_, wait);
+  g_.ShiftCostGroup(run_group_, run);
 }
 
 void QuincyGraph::SetTaskCosts(TaskId task, const QuincyArcCosts& costs) {
@@ -298,6 +326,15 @@ int64_t QuincyGraph::RackSpare(RackId r, const std::vector<int64_t>& flow) const
 void QuincyGraph::Checkpoint() {
   Suspend();
   journal_ = true;
+  wait_offset_was_ = g_.group_offset(wait_group_);
+  run_offset_was_ = g_.group_offset(run_group_);
+}
+
+int64_t QuincyGraph::ClockSinceCheckpoint(ArcId a) const {
+  const flow::GroupId group = g_.cost_group(a);
+  if (!journal_ || group == flow::kNoGroup) return 0;
+  return group == wait_group_ ? g_.group_offset(group) - wait_offset_was_
+                              : g_.group_offset(group) - run_offset_was_;
 }
 
 void QuincyGraph::Suspend() {
@@ -309,7 +346,9 @@ void QuincyGraph::Suspend() {
 }
 
 void QuincyGraph::KeepArc(ArcId a) {
-  if (journal_ && !g_.IsNewArc(a)) arc_was_.try_emplace(a, g_.cost(a), g_.capacity(a));
+  if (journal_ && !g_.IsNewArc(a)) {
+    arc_was_.try_emplace(a, g_.cost(a) - ClockSinceCheckpoint(a), g_.capacity(a));
+  }
 }
 
 void QuincyGraph::KeepTask(TaskId task) {
@@ -328,7 +367,7 @@ void QuincyGraph::KeepJob(JobId job) {
 
 int64_t QuincyGraph::SolvedCost(ArcId a) const {
   auto it = arc_was_.find(a);
-  return it != arc_was_.end() ? it->second.first : g_.cost(a);
+  return it != arc_was_.end() ? it->second.first : g_.cost(a) - ClockSinceCheckpoint(a);
 }
 
 int64_t QuincyGraph::SolvedCapacity(ArcId a) const {

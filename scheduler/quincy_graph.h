@@ -104,6 +104,18 @@ class QuincyGraph {
   // Whether a running task may be moved or preempted (capacities 1) or not (0).
   void SetTaskMovable(TaskId task, bool movable);
 
+  // The clock hint (FlowGraph cost groups): a clocked task's time-dependent
+  // cost — υ while it waits, the cost of the arc to its computer while it
+  // runs — moves with ShiftClock() from its value now, across state
+  // changes too, until set again; a solver that knows groups then skips
+  // the change of every clocked task. A waiting task must be unclocked
+  // before its υ reaches the cap Ω (ComputeQuincyCosts caps it; a shift
+  // does not). Tasks start unclocked.
+  void SetTaskClocked(TaskId task, bool clocked);
+  // Adds `wait` to υ of every clocked waiting task and `run` to the running
+  // cost of every clocked running task (ω and −1 milli-unit per second passed).
+  void ShiftClock(int64_t wait, int64_t run);
+
   // Keeps the sink's supply equal to minus everything else's.
   void BalanceSink();
 
@@ -199,11 +211,16 @@ class QuincyGraph {
     ComputerId running = kNoComputer;
     flow::ArcId extra = flow::kNoId;  // to `running` when it is not preferred
     bool movable = true;
+    bool clocked = false;
   };
 
   void SetCost(flow::ArcId a, int64_t cost);
   void SetCap(flow::ArcId a, int64_t cap);
   void SetSupply(flow::NodeId n, int64_t supply);
+  void SetGroup(flow::ArcId a, flow::GroupId group);
+  void ApplyClock(const Task& t);
+  // How far the clock moved arc a's cost since the checkpoint.
+  int64_t ClockSinceCheckpoint(flow::ArcId a) const;
   // Keep the checkpoint's view of an arc, task or job before editing it.
   void KeepArc(flow::ArcId a);
   void KeepTask(TaskId task);
@@ -236,12 +253,14 @@ class QuincyGraph {
   std::vector<TaskId> node_task_;
   std::vector<ComputerId> node_computer_;
   int64_t sink_demand_ = 0;
+  flow::GroupId wait_group_ = flow::kNoGroup, run_group_ = flow::kNoGroup;
   // The checkpoint's view of what changed since (see the top comment).
   bool journal_ = false;
   std::unordered_map<flow::ArcId, std::pair<int64_t, int64_t>> arc_was_;  // cost, capacity
   std::unordered_map<flow::NodeId, int64_t> supply_was_;
   std::unordered_map<TaskId, SolvedTask> task_was_;
   std::unordered_map<JobId, SolvedJob> job_was_;
+  int64_t wait_offset_was_ = 0, run_offset_was_ = 0;  // the groups' offsets then
 };
 
 }  // namespace copse::scheduler

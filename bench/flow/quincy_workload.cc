@@ -59,6 +59,10 @@ Result<QuincyRegime> ParseRegime(const std::string& name) {
 QuincyWorkload::QuincyWorkload(const QuincyScaleSpec& spec, uint64_t seed,
                                scheduler::QuincyCostParams params)
     : spec_(spec), params_(params), rng_(seed) {
+  wait_tick_ = scheduler::WaitCostMilli(params_, Duration{kSecond});
+  run_tick_ = -1000;  // θ: a milli-unit per millisecond run (ComputeQuincyCosts)
+  hint_ = spec_.clock_hint &&
+          static_cast<double>(wait_tick_) == static_cast<double>(params_.omega) * 1000.0;
   BuildCluster();
   std::uniform_real_distribution<double> w(0, 3);
   for (int j = 0; j < spec_.jobs; ++j) job_weight_.push_back(std::exp(w(rng_)));
@@ -172,6 +176,7 @@ void QuincyWorkload::SetRunning(TaskId t, ComputerId c) {
   running_ += delta;
   jobs_[task.job].running += delta;
   task.running_on = c;
+  task.stale = true;
   quincy_->SetTaskComputer(t, c);
 }
 
@@ -202,14 +207,31 @@ void QuincyWorkload::PlaceInitially() {
 
 void QuincyWorkload::Refresh() {
   const bool preemptive = spec_.regime == QuincyRegime::kQP || spec_.regime == QuincyRegime::kQFP;
+  const int64_t cap = params_.max_cost_milli;
   for (TaskId id : live_) {
-    const Task& t = tasks_[id];
+    Task& t = tasks_[id];
+    const bool running = t.running_on != kNoComputer;
+    quincy_->SetTaskMovable(id, preemptive || !running);
+    // With the hint, the shift made a clocked task's costs what they are
+    // now; a waiting one leaves the group while the next shift could still
+    // take υ past the cap, and is set in full from then on.
+    const bool fits =
+        running || scheduler::WaitCostMilli(params_, t.times.unscheduled) + wait_tick_ <= cap;
+    if (hint_ && !t.stale) {
+      if (!fits) {
+        quincy_->SetTaskClocked(id, false);
+        t.stale = true;
+      }
+      continue;
+    }
     std::optional<scheduler::RunningOn> on;
-    if (t.running_on != kNoComputer)
-      on = scheduler::RunningOn{t.running_on, rack_of_[t.running_on]};
-    quincy_->SetTaskMovable(id, preemptive || !on);
+    if (running) on = scheduler::RunningOn{t.running_on, rack_of_[t.running_on]};
     quincy_->SetTaskCosts(
         id, scheduler::ComputeQuincyCosts(params_, t.locality, t.times, on, spec_.racks));
+    if (hint_) {
+      quincy_->SetTaskClocked(id, fits);
+      t.stale = !fits;
+    }
   }
   // The bounds as the policy sets them (QuincyPolicy::UpdateBounds).
   std::vector<scheduler::QuincyJobLoad> load(jobs_.size());
@@ -252,6 +274,7 @@ void QuincyWorkload::Step() {
     (task.running_on != kNoComputer ? task.times.running : task.times.unscheduled) +=
         Duration{kSecond};
   }
+  if (hint_) quincy_->ShiftClock(wait_tick_, run_tick_);
   int churn = static_cast<int>(std::lround(spec_.churn * static_cast<double>(live_.size())));
   for (int i = 0; i < churn && running_ > 0; ++i) {
     for (int tries = 0; tries < 50; ++tries) {

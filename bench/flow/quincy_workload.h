@@ -13,7 +13,9 @@
 // cost rises, every running task's continuation cost falls), finishes a
 // share of the running tasks and submits as many new ones (and, at the
 // first step, the burst job if the spec has one), and updates the graph in
-// place through FlowGraph's change-recording edits. ApplySolution() reads
+// place through FlowGraph's change-recording edits — with the clock hint,
+// one shift of two cost groups (QuincyGraph::ShiftClock) for the tasks whose
+// state did not change, and each other task's costs set anew. ApplySolution() reads
 // placements from a solved flow (Firmament Listing 1) and marks tasks
 // running or waiting. Deterministic for a given spec and seed.
 // Thread-safety: none.
@@ -46,6 +48,9 @@ struct QuincyScaleSpec {
   int burst_tasks = 0;             // a job of this many tasks arrives in the first step...
   int burst_racks = 4;             // ...with all its data in this many racks
   scheduler::QuincyRegime regime = scheduler::QuincyRegime::kQFP;
+  // Pass the clock through the graph's cost groups (QuincyGraph::ShiftClock)
+  // rather than as every task's own cost change; the costs are the same.
+  bool clock_hint = true;
 };
 
 // Scales (a)-(e) of the issue; "t" and "tburst" are tiny ones for tests.
@@ -83,6 +88,7 @@ class QuincyWorkload {
     scheduler::ComputerId running_on = scheduler::kNoComputer;
     scheduler::ComputerId assigned = scheduler::kNoComputer;
     int live_pos = -1;
+    bool stale = true;  // its costs are set in full at the next Refresh
   };
   struct Job {
     scheduler::TaskId root = scheduler::kNoTask;
@@ -117,6 +123,10 @@ class QuincyWorkload {
   int running_ = 0;
   int total_slots_ = 0;
   int steps_ = 0;
+  // The clock hint is exact when a second's wait cost is a whole number of
+  // milli-units (ω·1000 integral): then these are every tick's shifts.
+  bool hint_ = false;
+  int64_t wait_tick_ = 0, run_tick_ = 0;
 };
 
 }  // namespace copse::bench

@@ -106,8 +106,48 @@ TEST(QuincyWorkloadTest, StepsChurnTasksAndChangeMostCosts) {
   w.graph().CommitChanges();
   w.Step();
   EXPECT_EQ(w.live_tasks(), before);  // as many arrive as finish
-  // Every task's wait or continuation cost moved.
-  EXPECT_GT(w.graph().changed_arcs().size(), static_cast<size_t>(before));
+  // Every task's wait or continuation cost moved — with the clock hint,
+  // as two shifted cost groups and the changes of the tasks that moved.
+  EXPECT_GT(w.graph().change_count(), static_cast<size_t>(before));
+  EXPECT_EQ(w.graph().shifted_groups().size(), 2u);
+  EXPECT_LT(w.graph().changed_arcs().size(), static_cast<size_t>(before) / 2);
+}
+
+// The clock hint changes how the costs reach the graph, not what they are:
+// with and without it the same steps give the same cost on every arc, also
+// as waiting tasks reach the cap Ω (small here) and leave their group.
+TEST(QuincyWorkloadTest, TheClockHintGivesTheSameCosts) {
+  scheduler::QuincyCostParams params;
+  params.max_cost_milli = 25'000;  // 50 s of waiting
+  QuincyScaleSpec hinted = Spec("t"), plain = Spec("t");
+  plain.clock_hint = false;
+  hinted.tasks = plain.tasks = 400;  // over-subscribed: tasks keep waiting
+  QuincyWorkload a(hinted, 11, params), b(plain, 11, params);
+  auto solver = flow::MakeSolver("incremental_leaf");
+  ASSERT_TRUE(solver.ok());
+  size_t hinted_changes = 0, plain_changes = 0;
+  for (int step = 0; step < 40; ++step) {
+    flow::FlowSolution sol;
+    ASSERT_TRUE((*solver)->Solve(a.graph(), &sol, nullptr).ok()) << step;
+    ASSERT_EQ(a.graph().arc_id_bound(), b.graph().arc_id_bound()) << step;
+    for (flow::ArcId arc = 0; arc < a.graph().arc_id_bound(); ++arc) {
+      ASSERT_EQ(a.graph().IsArc(arc), b.graph().IsArc(arc)) << step << " arc " << arc;
+      if (!a.graph().IsArc(arc)) continue;
+      ASSERT_EQ(a.graph().cost(arc), b.graph().cost(arc)) << step << " arc " << arc;
+      ASSERT_EQ(a.graph().capacity(arc), b.graph().capacity(arc)) << step << " arc " << arc;
+    }
+    if (step > 0) {
+      hinted_changes += a.graph().changed_arcs().size();
+      plain_changes += b.graph().changed_arcs().size();
+    }
+    a.graph().CommitChanges();
+    b.graph().CommitChanges();
+    a.ApplySolution(sol);
+    b.ApplySolution(sol);
+    a.Step();
+    b.Step();
+  }
+  EXPECT_LT(hinted_changes, plain_changes);
 }
 
 }  // namespace

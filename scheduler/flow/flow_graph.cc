@@ -15,7 +15,7 @@ uint64_t NextInstanceId() {
 
 }  // namespace
 
-FlowGraph::FlowGraph() : instance_id_(NextInstanceId()) {}
+FlowGraph::FlowGraph() : groups_(1), instance_id_(NextInstanceId()) {}
 
 FlowGraph::FlowGraph(const FlowGraph& other)
     : nodes_(other.nodes_),
@@ -28,6 +28,8 @@ FlowGraph::FlowGraph(const FlowGraph& other)
       pending_free_arcs_(other.pending_free_arcs_),
       changed_nodes_(other.changed_nodes_),
       changed_arcs_(other.changed_arcs_),
+      groups_(other.groups_),
+      shifted_groups_(other.shifted_groups_),
       instance_id_(NextInstanceId()),
       live_nodes_(other.live_nodes_),
       live_arcs_(other.live_arcs_),
@@ -54,6 +56,8 @@ FlowGraph::FlowGraph(FlowGraph&& other) noexcept
       pending_free_arcs_(std::move(other.pending_free_arcs_)),
       changed_nodes_(std::move(other.changed_nodes_)),
       changed_arcs_(std::move(other.changed_arcs_)),
+      groups_(std::move(other.groups_)),
+      shifted_groups_(std::move(other.shifted_groups_)),
       instance_id_(other.instance_id_),
       live_nodes_(other.live_nodes_),
       live_arcs_(other.live_arcs_),
@@ -75,6 +79,8 @@ FlowGraph& FlowGraph::operator=(FlowGraph&& other) noexcept {
   pending_free_arcs_ = std::move(other.pending_free_arcs_);
   changed_nodes_ = std::move(other.changed_nodes_);
   changed_arcs_ = std::move(other.changed_arcs_);
+  groups_ = std::move(other.groups_);
+  shifted_groups_ = std::move(other.shifted_groups_);
   instance_id_ = other.instance_id_;
   live_nodes_ = other.live_nodes_;
   live_arcs_ = other.live_arcs_;
@@ -93,6 +99,8 @@ void FlowGraph::ResetMovedFrom() {
   ends_.clear();
   arcs_.clear();
   arc_alive_.clear();
+  groups_.assign(1, Group{});
+  shifted_groups_.clear();
   instance_id_ = NextInstanceId();
   live_nodes_ = live_arcs_ = 0;
   revision_ = edits_ = edits_at_commit_ = 0;
@@ -207,6 +215,7 @@ void FlowGraph::RemoveArc(ArcId a) {
   --nodes_[ends.tail].out_degree;
   --nodes_[ends.head].in_degree;
   if (ends.tail == ends.head) --nodes_[ends.head].self_loops;
+  if (arc.group != kNoGroup) LeaveGroup(a);
   arc_alive_[a] = 0;
   --live_arcs_;
   pending_free_arcs_.push_back(a);
@@ -227,9 +236,55 @@ void FlowGraph::SetCapacity(ArcId a, int64_t capacity) {
   MarkArc(a);
 }
 
+GroupId FlowGraph::AddCostGroup() {
+  groups_.emplace_back();
+  return static_cast<GroupId>(groups_.size() - 1);
+}
+
+void FlowGraph::LeaveGroup(ArcId a) {
+  Group& from = groups_[arcs_[a].group];
+  from.bits[a / 64] &= ~(uint64_t{1} << (a % 64));
+  --from.size;
+  arcs_[a].group = kNoGroup;
+}
+
+void FlowGraph::SetCostGroup(ArcId a, GroupId group) {
+  assert(IsArc(a) && group < groups_.size());
+  if (arcs_[a].group == group) return;
+  if (arcs_[a].group != kNoGroup) LeaveGroup(a);
+  if (group != kNoGroup) {
+    Group& to = groups_[group];
+    if (to.bits.size() <= a / 64) to.bits.resize(a / 64 + 1, 0);
+    to.bits[a / 64] |= uint64_t{1} << (a % 64);
+    ++to.size;
+    arcs_[a].group = group;
+  }
+  MarkArc(a);
+}
+
+void FlowGraph::ShiftCostGroup(GroupId group, int64_t delta) {
+  assert(group != kNoGroup && group < groups_.size());
+  if (delta == 0) return;
+  ForEachGroupArc(group, [&](ArcId a) { ends_[a].cost += delta; });
+  Group& g = groups_[group];
+  g.offset += delta;
+  ++edits_;
+  if (g.shifted_at != revision_ + 1) {
+    g.shifted_at = revision_ + 1;
+    shifted_groups_.push_back(group);
+  }
+}
+
+size_t FlowGraph::change_count() const {
+  size_t n = changed_nodes_.size() + changed_arcs_.size();
+  for (GroupId g : shifted_groups_) n += groups_[g].size;
+  return n;
+}
+
 void FlowGraph::CommitChanges() {
   changed_nodes_.clear();
   changed_arcs_.clear();
+  shifted_groups_.clear();
   free_nodes_.insert(free_nodes_.end(), pending_free_nodes_.begin(), pending_free_nodes_.end());
   free_arcs_.insert(free_arcs_.end(), pending_free_arcs_.begin(), pending_free_arcs_.end());
   pending_free_nodes_.clear();
@@ -241,9 +296,15 @@ void FlowGraph::CommitChanges() {
 size_t FlowGraph::MemoryBytes() const {
   return nodes_.capacity() * sizeof(Node) + arcs_.capacity() * sizeof(Arc) +
          ends_.capacity() * sizeof(ArcEnds) + arc_alive_.capacity() +
+         groups_.capacity() * sizeof(Group) + shifted_groups_.capacity() * sizeof(GroupId) +
          (free_nodes_.capacity() + pending_free_nodes_.capacity() + changed_nodes_.capacity() +
           free_arcs_.capacity() + pending_free_arcs_.capacity() + changed_arcs_.capacity()) *
-             sizeof(uint32_t);
+             sizeof(uint32_t) +
+         [this] {
+           size_t bytes = 0;
+           for (const Group& g : groups_) bytes += g.bits.capacity() * sizeof(uint64_t);
+           return bytes;
+         }();
 }
 
 }  // namespace copse::flow

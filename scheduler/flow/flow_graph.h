@@ -7,6 +7,13 @@
 // solution; an id freed by a removal is not reused before the next commit, so
 // within one batch an id names one thing.
 //
+// Cost groups carry what the owner knows about costs that move together (a
+// clock tick raises every waiting task's wait cost by the same amount):
+// ShiftCostGroup() adds one amount to the cost of every arc in a group, and
+// the change record lists the group, not its arcs. cost() is always the
+// arc's cost; a solver that ignores groups visits the shifted groups' arcs
+// as changed ones (ForEachChangedArc), one that knows them may do less.
+//
 // Thread-safety: none; a const FlowGraph may be read from several threads
 // (the racing solver does), but nothing may modify it meanwhile.
 #pragma once
@@ -20,7 +27,9 @@ namespace copse::flow {
 
 using NodeId = uint32_t;
 using ArcId = uint32_t;
+using GroupId = uint32_t;
 inline constexpr uint32_t kNoId = std::numeric_limits<uint32_t>::max();
+inline constexpr GroupId kNoGroup = 0;
 
 class FlowGraph {
  public:
@@ -51,6 +60,32 @@ class FlowGraph {
   void SetCost(ArcId arc, int64_t cost);
   // REQUIRES: capacity >= 0.
   void SetCapacity(ArcId arc, int64_t capacity);
+
+  // Cost groups (see the top comment); ids 1..group_count(), never removed.
+  GroupId AddCostGroup();
+  // Puts `arc` in `group` (kNoGroup: in none), a change of the arc; an arc
+  // leaves its group when removed. REQUIRES: IsArc(arc), group <= group_count().
+  void SetCostGroup(ArcId arc, GroupId group);
+  // Adds `delta` to the cost of every arc in `group` now. One edit; the
+  // arcs are not listed in changed_arcs() for it (the group is, in
+  // shifted_groups()). REQUIRES: 1 <= group <= group_count().
+  void ShiftCostGroup(GroupId group, int64_t delta);
+  GroupId cost_group(ArcId a) const { return arcs_[a].group; }
+  uint32_t group_count() const { return static_cast<uint32_t>(groups_.size()) - 1; }
+  uint32_t group_size(GroupId g) const { return groups_[g].size; }
+  // Calls f(arc) for every arc of group g, in increasing id order (a pass
+  // over the group's arcs walks the arc arrays forwards).
+  template <typename F>
+  void ForEachGroupArc(GroupId g, F&& f) const {
+    const std::vector<uint64_t>& bits = groups_[g].bits;
+    for (size_t w = 0; w < bits.size(); ++w) {
+      for (uint64_t b = bits[w]; b != 0; b &= b - 1) {
+        f(static_cast<ArcId>(w * 64 + static_cast<size_t>(__builtin_ctzll(b))));
+      }
+    }
+  }
+  // The sum of every shift of the group so far.
+  int64_t group_offset(GroupId g) const { return groups_[g].offset; }
 
   bool IsNode(NodeId node) const { return node < nodes_.size() && nodes_[node].alive; }
   bool IsArc(ArcId arc) const { return arc < arc_alive_.size() && arc_alive_[arc] != 0; }
@@ -87,6 +122,16 @@ class FlowGraph {
   // added, removed or modified (each listed once).
   const std::vector<NodeId>& changed_nodes() const { return changed_nodes_; }
   const std::vector<ArcId>& changed_arcs() const { return changed_arcs_; }
+  // Groups shifted since the last commit (each listed once): their arcs'
+  // costs changed although changed_arcs() may not list them.
+  const std::vector<GroupId>& shifted_groups() const { return shifted_groups_; }
+  // Calls f(arc) for every arc listed in changed_arcs() and every arc of a
+  // shifted group (an arc may come twice; added and removed arcs included).
+  template <typename F>
+  void ForEachChangedArc(F&& f) const {
+    for (ArcId a : changed_arcs_) f(a);
+    for (GroupId g : shifted_groups_) ForEachGroupArc(g, f);
+  }
   // True when `arc` was added since the last commit (so it has no previous flow).
   bool IsNewArc(ArcId arc) const { return arc < arcs_.size() && arcs_[arc].added_at == revision_; }
   bool IsNewNode(NodeId n) const { return n < nodes_.size() && nodes_[n].added_at == revision_; }
@@ -98,7 +143,8 @@ class FlowGraph {
   // edits_at_last_commit(), i.e. it saw the whole batch that was committed.
   uint64_t edit_count() const { return edits_; }
   uint64_t edits_at_last_commit() const { return edits_at_commit_; }
-  size_t change_count() const { return changed_nodes_.size() + changed_arcs_.size(); }
+  // Ids in the change record, the shifted groups' arcs counted.
+  size_t change_count() const;
 
   // Forgets the change record and makes freed ids reusable.
   void CommitChanges();
@@ -132,9 +178,17 @@ class FlowGraph {
     ArcId next_in = kNoId, prev_in = kNoId;
     uint64_t added_at = 0;
     uint64_t dirty_at = 0;
+    GroupId group = kNoGroup;
+  };
+  struct Group {
+    std::vector<uint64_t> bits;  // by ArcId: in the group
+    uint32_t size = 0;
+    int64_t offset = 0;
+    uint64_t shifted_at = 0;  // revision + 1 when listed in shifted_groups_
   };
 
   void ResetMovedFrom();
+  void LeaveGroup(ArcId a);
   void MarkNode(NodeId n);
   void MarkArc(ArcId a);
 
@@ -147,6 +201,8 @@ class FlowGraph {
   std::vector<ArcId> free_arcs_, pending_free_arcs_;
   std::vector<NodeId> changed_nodes_;
   std::vector<ArcId> changed_arcs_;
+  std::vector<Group> groups_;  // [0] is kNoGroup's, always empty
+  std::vector<GroupId> shifted_groups_;
   uint64_t instance_id_;
   uint32_t live_nodes_ = 0;
   uint32_t live_arcs_ = 0;

@@ -117,6 +117,7 @@ bool LeafSspSolver::LoadSolution(const FlowGraph& g, const FlowSolution& sol,
   }
   revision_ = g.revision();
   edits_seen_ = g.edit_count();
+  SeeGroups(g);
   has_state_ = true;
   repair_all_ = false;
   loaded_ = true;
@@ -288,6 +289,48 @@ void LeafSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
 // which it shifts all its keys at once (a clock tick raises every waiting
 // task's cost of waiting alike). A cheaper arc it sits on, or a dearer
 // exit, only raises its true key: nothing to do.
+void LeafSspSolver::SeeGroups(const FlowGraph& g) {
+  seen_offset_.resize(size_t{g.group_count()} + 1);
+  for (GroupId k = 1; k <= g.group_count(); ++k) seen_offset_[k] = g.group_offset(k);
+}
+
+// Each shifted group's arcs take the amount it moved since the last sync;
+// nothing is read from the graph but the group's members, in id order (the
+// kept copies and the tails' state are walked forwards). The leaves' logic
+// is SyncArc's for a changed cost.
+void LeafSspSolver::SyncShifts(const FlowGraph& g) {
+  seen_offset_.resize(size_t{g.group_count()} + 1);
+  for (GroupId k : g.shifted_groups()) {
+    const int64_t delta = g.group_offset(k) - seen_offset_[k];
+    seen_offset_[k] = g.group_offset(k);
+    if (delta == 0) continue;
+    // Each kept copy is a miss of its own (a task's arcs lie between two
+    // members): the ids are listed first, and each copy fetched ahead.
+    members_.clear();
+    g.ForEachGroupArc(k, [&](ArcId a) { members_.push_back(a); });
+    constexpr size_t kAhead = 24;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      if (i + kAhead < members_.size()) __builtin_prefetch(&arcs_[members_[i + kAhead]]);
+      const ArcId a = members_[i];
+      ArcCopy& c = arcs_[a];
+      if (!c.alive()) continue;  // added in this batch: synced from the graph
+      ++stats_.shifted;
+      const int64_t old_cost = c.cost;
+      DropCost(old_cost);
+      c.cost = old_cost + delta;
+      NoteCost(c.cost);
+      if (c.flow != 0) cost_ += Wide{c.flow} * delta;
+      if (c.tail == c.head) {
+        SetFlow(a, c.cost < 0 ? c.capacity : 0);
+      } else if (leaf_[c.tail]) {
+        LeafCostChanged(a, old_cost);
+      } else {
+        check_.push_back(a);
+      }
+    }
+  }
+}
+
 void LeafSspSolver::LeafCostChanged(ArcId a, int64_t old_cost) {
   const ArcCopy& c = arcs_[a];
   const NodeId w = c.tail;
@@ -396,6 +439,11 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
     // Arcs first: a removed node's arcs give back their flow before it goes.
     // The changed arcs lie all over both arc arrays: each is fetched some
     // arcs ahead, and its tail's leaf state a few arcs later.
+    // Shifted cost groups first, by the amount each moved: an arc whose
+    // other numbers changed too is listed below and read from the graph.
+    const auto shift_start = Clock::now();
+    SyncShifts(g);
+    stats_.shift_ms = MsSince(shift_start);
     const std::vector<ArcId>& changed = g.changed_arcs();
     constexpr size_t kArcsAhead = 16, kTailsAhead = 8;
     for (size_t i = 0; i < changed.size(); ++i) {
@@ -423,6 +471,7 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
   }
   revision_ = g.revision();
   edits_seen_ = g.edit_count();
+  SeeGroups(g);
   auto t1 = Clock::now();
   stats_.sync_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   Status magnitudes = CheckMagnitudes(g);

@@ -25,7 +25,9 @@
 //
 // A solve reads only the graph's change record:
 //   1. sync: each changed arc and node is brought up to date in the kept
-//      copy; nodes are (re)classified as leaves or core;
+//      copy (a shifted cost group's arcs by the amount it moved, without
+//      reading them from the graph); nodes are (re)classified as leaves or
+//      core;
 //   2. repair: a leaf whose unit was freed takes its cheapest exit; a leaf
 //      whose exit became cheaper than where it sits (a waiting task's wait
 //      cost rose) is absorbed by lowering its hub's potential when the
@@ -83,6 +85,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     bool warm = false;          // started from kept state
     bool full_sync = false;     // the change record was not usable
     uint64_t synced = 0;        // arcs and nodes synced
+    uint64_t shifted = 0;       // arcs that moved with their cost group
     uint64_t leaves = 0;        // leaves after the sync
     uint64_t dirty_leaves = 0;  // leaves whose arcs changed
     uint64_t placed = 0;        // leaves without a unit placed at their cheapest exit
@@ -100,6 +103,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t drained = 0;       // units a source sent out through its own leaves
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
     double search_ms = 0;  // route_ms spent searching
+    double shift_ms = 0;   // sync_ms spent on shifted cost groups
   };
 
   explicit LeafSspSolver(LeafSspOptions options = {})
@@ -132,6 +136,8 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   bool LoadAndCheckAll(const FlowGraph& g, const FlowSolution& kept, const CancelFlag* cancel);
   void Reload(const FlowGraph& g);
   void SyncArc(const FlowGraph& g, ArcId a);
+  void SyncShifts(const FlowGraph& g);
+  void SeeGroups(const FlowGraph& g);
   void SyncNode(const FlowGraph& g, NodeId n);
   void LeafCostChanged(ArcId a, int64_t old_cost);
   void SetFlow(ArcId a, int64_t f);
@@ -200,9 +206,11 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   Stats stats_;
   bool has_state_ = false;
   uint64_t revision_ = 0;
-  uint64_t edits_seen_ = 0;  // the graph's edit_count() at the last sync
-  bool repair_all_ = false;  // a solve stopped before its repair
-  bool loaded_ = false;      // the state was loaded from a solution since the last route
+  uint64_t edits_seen_ = 0;           // the graph's edit_count() at the last sync
+  std::vector<int64_t> seen_offset_;  // each cost group's offset at the last sync
+  std::vector<ArcId> members_;        // SyncShifts' list of a group's arcs
+  bool repair_all_ = false;           // a solve stopped before its repair
+  bool loaded_ = false;               // the state was loaded from a solution since the last route
   // An adopted answer, loaded by the next solve (for the graph as it is then).
   FlowSolution adopted_;
   bool adopt_pending_ = false;

@@ -447,7 +447,7 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
   if (g.revision() == revision_ ||
       (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_)) {
     // Arcs first: a removed node's arcs give back their flow before it goes.
-    for (ArcId a : g.changed_arcs()) SyncArc(g, a);
+    g.ForEachChangedArc([&](ArcId a) { SyncArc(g, a); });
     for (NodeId n : g.changed_nodes()) SyncNode(g, n);
   } else {
     stats_.full_sync = all = true;

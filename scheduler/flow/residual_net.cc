@@ -190,7 +190,8 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
     ReserveWithSlack(arc_pos_, g.arc_id_bound());
     arc_pos_.resize(g.arc_id_bound(), kNoId);
   }
-  for (ArcId a : g.changed_arcs()) {
+  // A shifted cost group's arcs come as changed ones.
+  g.ForEachChangedArc([&](ArcId a) {
     const bool alive = g.IsArc(a);
     if (!loop_cap_.empty()) {
       auto it = loop_cap_.find(a);
@@ -203,16 +204,16 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
         } else {
           loop_cap_.erase(it);
         }
-        continue;
+        return;
       }
     }
     const uint32_t fa = arc_pos_[a];
-    if (fa == kNoId) continue;  // not held: added below if alive
+    if (fa == kNoId) return;  // not held: added below if alive
     capacity_sum_ -= rcap_[fa];
     if (!alive) {
       RemovePair(fa);
       arc_pos_[a] = kNoId;
-      continue;
+      return;
     }
     const int64_t cap = g.capacity(a), cost = g.cost(a);
     const uint32_t ra = arcs_[fa].rev;
@@ -221,7 +222,7 @@ void ResidualNet::SyncChanges(const FlowGraph& g) {
     arcs_[fa].cost = cost;
     arcs_[ra].cost = NegCost(cost);
     max_abs_cost_ = std::max(max_abs_cost_, AbsCost(cost));
-  }
+  });
   for (NodeId v : g.changed_nodes()) {
     uint32_t u = dense_[v];
     if (!g.IsNode(v)) {

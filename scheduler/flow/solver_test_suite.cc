@@ -54,6 +54,25 @@ TEST_P(SolverTest, AgreesWithLemonAlongChangeSequences) {
   }
 }
 
+// Cost groups shifted between solves (the clock hint), with other edits in
+// the same batches before and after the shifts.
+TEST_P(SolverTest, AgreesWithLemonAlongCostGroupShifts) {
+  for (int seq = 0; seq < 8; ++seq) {
+    std::mt19937_64 rng(901 + seq);
+    Shape shape = static_cast<Shape>(seq % (kShapeCount - 1));
+    FlowGraph g = RandomGraph(shape, 30 + 5 * seq, 700 + seq);
+    std::unique_ptr<FlowSolver> solver = GetParam().make();
+    for (int step = 0; step < 10; ++step) {
+      ExpectAgreesWithLemon(*solver, g,
+                            "sequence " + std::to_string(seq) + " step " + std::to_string(step));
+      g.CommitChanges();
+      RandomGroupShifts(g, 20, rng);
+      if (step % 2 == 0) RandomChanges(g, 1 + static_cast<int>(rng() % 8), rng, true);
+      RandomGroupShifts(g, 5, rng);
+    }
+  }
+}
+
 TEST_P(SolverTest, EmptyAndTrivialProblems) {
   std::unique_ptr<FlowSolver> solver = GetParam().make();
   FlowGraph empty;

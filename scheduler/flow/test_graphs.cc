@@ -159,4 +159,15 @@ void RandomChanges(FlowGraph& g, int count, std::mt19937_64& rng, bool keep_feas
   }
 }
 
+void RandomGroupShifts(FlowGraph& g, int count, std::mt19937_64& rng) {
+  while (g.group_count() < 3) g.AddCostGroup();
+  for (int i = 0; i < count && g.arc_id_bound() > 0; ++i) {
+    ArcId a = static_cast<ArcId>(Uniform(rng, 0, g.arc_id_bound() - 1));
+    if (g.IsArc(a)) g.SetCostGroup(a, static_cast<GroupId>(Uniform(rng, 0, 3)));
+  }
+  for (GroupId k = 1; k <= g.group_count(); ++k) {
+    if (Uniform(rng, 0, 3) != 0) g.ShiftCostGroup(k, Uniform(rng, -40, 40));
+  }
+}
+
 }  // namespace copse::flow::testing

@@ -35,4 +35,8 @@ FlowGraph RandomGraph(Shape shape, int nodes, uint64_t seed);
 // `keep_feasible` by re-deriving supplies from a random flow.
 void RandomChanges(FlowGraph& graph, int count, std::mt19937_64& rng, bool keep_feasible);
 
+// Puts `count` random arcs in random cost groups (creating up to three),
+// takes some out, and shifts every group by a random amount, either way.
+void RandomGroupShifts(FlowGraph& graph, int count, std::mt19937_64& rng);
+
 }  // namespace copse::flow::testing
