@@ -26,6 +26,9 @@ std::vector<ParamSpec> QuincySpecs(bool extreme) {
        "Ω: cap on the data and wait costs of tasks that are not running"},
       {"round_interval", 1.0, 0.001, 3600, false,
        "seconds between timer-driven rounds (rounds also follow every salient event)"},
+      {"clock_hint", 0, 0, 1, true,
+       "1: pass the clock to the flow solver as two shifted cost groups, costs moving in "
+       "steps of a few milliseconds between a task's state changes (docs/flow.md)"},
   };
 }
 
@@ -149,6 +152,7 @@ Result<std::unique_ptr<Policy>> MakeQuincy(const std::string& name, const Policy
   o.costs.xi = p.Get("xi");
   o.costs.max_cost_milli = std::llround(p.Get("max_cost") * 1000);
   o.round_interval = p.Seconds("round_interval");
+  o.clock_hint = p.Get("clock_hint") != 0;
   o.solver = ctx.flow_solver;
   o.stats_clock = ctx.stats_clock;
   COPSE_ASSIGN_OR_RETURN(std::unique_ptr<QuincyPolicy> q,

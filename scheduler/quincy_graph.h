@@ -101,6 +101,8 @@ class QuincyGraph {
   void SetWaitCost(TaskId task, int64_t cost);
   // REQUIRES: the task has a computer (SetTaskComputer).
   void SetRunningCost(TaskId task, int64_t cost);
+  // υ as the graph holds it.
+  int64_t wait_cost(TaskId task) const { return g_.cost(tasks_.at(task).unscheduled); }
   // Whether a running task may be moved or preempted (capacities 1) or not (0).
   void SetTaskMovable(TaskId task, bool movable);
 

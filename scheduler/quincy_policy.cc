@@ -1,6 +1,7 @@
 #include "scheduler/quincy_policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "scheduler/fair_share.h"
 #include "scheduler/flow/solvers.h"
@@ -22,7 +23,8 @@ QuincyPolicy::QuincyPolicy(std::string name, const Topology& topology, QuincyOpt
     : name_(std::move(name)),
       options_(std::move(options)),
       graph_(topology, options_.costs),
-      solver_(std::move(solver)) {}
+      solver_(std::move(solver)),
+      clock_quantum_(options_.clock_hint ? ClockQuantum(options_.costs) : Duration{0}) {}
 
 bool QuincyPolicy::preemptive() const {
   return options_.regime == QuincyRegime::kQP || options_.regime == QuincyRegime::kQFP;
@@ -122,8 +124,27 @@ int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
 
 }  // namespace
 
+Duration ClockQuantum(const QuincyCostParams& costs) {
+  for (int64_t ms = 1; ms <= 1000; ++ms) {
+    const double milli = costs.omega * static_cast<double>(ms);
+    if (std::abs(milli - std::round(milli)) < 1e-9) return Duration{ms * 1000};
+  }
+  return Duration{0};
+}
+
 void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
   const int32_t racks = s.num_racks();
+  const bool hint = clock_quantum_.count() > 0;
+  if (hint) {
+    // The hint's clock: `now` in whole steps. Clocked tasks move with it.
+    const Timestamp clock{now.count() - now.count() % clock_quantum_.count()};
+    if (!clock_at_) clock_at_ = clock;
+    if (clock > *clock_at_) {
+      const Duration moved = clock - *clock_at_;
+      graph_.ShiftClock(WaitCostMilli(options_.costs, moved), -InvestedMilli(moved));
+      clock_at_ = clock;
+    }
+  }
   for (Member& m : members_) {
     const TaskInfo& t = *m.info;
     const TaskId id = m.id;
@@ -137,7 +158,15 @@ void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
       QuincyArcCosts costs = ComputeQuincyCosts(options_.costs, t.locality, times, on, racks);
       graph_.SetTaskCosts(id, costs);
       if (on) m.data_cost = *costs.running + InvestedMilli(times.running);
+      m.clocked = hint && (on || costs.unscheduled < options_.costs.max_cost_milli);
+      graph_.SetTaskClocked(id, m.clocked);
       continue;
+    }
+    if (m.clocked) {
+      // The shift moved it; a waiting task leaves the group at the cap.
+      if (t.placed() || graph_.wait_cost(id) < options_.costs.max_cost_milli) continue;
+      m.clocked = false;
+      graph_.SetTaskClocked(id, false);
     }
     if (t.placed()) {
       graph_.SetRunningCost(id, m.data_cost - InvestedMilli(t.RunTime(now)));

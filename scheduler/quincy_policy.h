@@ -70,7 +70,21 @@ struct QuincyOptions {
   Duration round_interval{1'000'000};
   std::string solver = kSchedulerSolver;
   const Clock* stats_clock = nullptr;  // times round phases; may be null
+  // The clock hint ([scheduler] clock_hint = 1; QuincyGraph::ShiftClock):
+  // between its state changes a task's wait or running cost moves with a
+  // clock read in steps of ClockQuantum(costs) — two cost groups shifted once
+  // a round instead of a change to every task — so it may lag the exact
+  // cost by up to a step's worth (at the default ω and its 2 ms step, a
+  // milli-unit of wait cost, two of running cost). Off by default: only the
+  // leaf solver (incremental_leaf) gains from it.
+  bool clock_hint = false;
 };
+
+// The clock step of the hint: the shortest whole number of milliseconds
+// whose wait cost ω is a whole number of milli-units (2 ms at ω = 0.5), so
+// that every clocked task's costs move by the same integers; zero when none
+// up to a second (then the hint is not used).
+Duration ClockQuantum(const QuincyCostParams& costs);
 
 // What the last round did and how long its phases took (the times are zero
 // without a stats clock: the policy reads no clock of its own).
@@ -141,12 +155,15 @@ class QuincyPolicy final : public Policy {
     TaskId id = kNoTask;
     const TaskInfo* info = nullptr;  // in the ClusterState; valid while the task is
     bool stale = true;               // changed state: recompute all its costs
+    bool clocked = false;            // its costs move with the clock hint
     int64_t data_cost = 0;           // d* on the computer it is placed on
   };
   std::vector<Member> members_;
   std::unordered_map<TaskId, size_t> position_;
   std::unordered_set<TaskId> own_;  // our decisions, not yet reported back
   std::map<JobId, std::pair<int64_t, int64_t>> bounds_;
+  Duration clock_quantum_{0};          // the hint's step (0: no hint)
+  std::optional<Timestamp> clock_at_;  // the hint's clock at the last shift
   bool dirty_ = true;
   std::optional<Timestamp> last_round_;
   QuincyRoundStats stats_;

@@ -26,8 +26,9 @@ using testing::JobPlan;
 using testing::Sec;
 using testing::TaskPlan;
 
-std::unique_ptr<Scheduler> Make(const std::string& policy, Topology t) {
-  return testing::MakeScheduler(policy, std::move(t), {}, /*max_running_jobs=*/10);
+std::unique_ptr<Scheduler> Make(const std::string& policy, Topology t,
+                                std::map<std::string, double> params = {}) {
+  return testing::MakeScheduler(policy, std::move(t), std::move(params), /*max_running_jobs=*/10);
 }
 
 TaskPlan Task(TaskId id, double run, TaskLocality loc, double after = 0) {
@@ -62,8 +63,9 @@ constexpr auto kKill = Decision::Kind::kKillTask;
 //  QFP (E_j = F_j = A_j with preemption): at 8 s shares are (3,1): as QP.
 //      At 10 s shares become (2,2): one more job-1 task goes. u2 on c1 (via
 //      rack 0, 1000) evicting t2 beats c2/c3 (3000): kill t2, u2 on c1.
-std::vector<Act> RunTwoJobs(const std::string& policy, double until) {
-  auto s = Make(policy, Topology::Uniform(2, 2));
+std::vector<Act> RunTwoJobs(const std::string& policy, double until,
+                            std::map<std::string, double> params = {}) {
+  auto s = Make(policy, Topology::Uniform(2, 2), std::move(params));
   Driver d(*s);
   std::vector<TaskPlan> j1;
   for (int i = 0; i < 4; ++i) j1.push_back(Task(1 + i, 20 + 10 * i, DataOn(i, i / 2, 1)));
@@ -94,6 +96,54 @@ TEST(QuincyPolicyTest, QFPPreemptsDownToFairShares) {
   std::vector<Act> want = {
       {8, kKill, 1, 0}, {8, kStart, 21, 0}, {10, kKill, 2, 1}, {10, kStart, 22, 1}};
   EXPECT_EQ(RunTwoJobs("QFP", 15), want);
+}
+
+// The clock hint moves costs in 2 ms steps between state changes: the
+// worked-out scenarios above come out the same.
+TEST(QuincyPolicyTest, TheClockHintKeepsTheScenarios) {
+  for (const char* policy : {"Q", "QF", "QP", "QFP"}) {
+    EXPECT_EQ(RunTwoJobs(policy, 35, {{"clock_hint", 1}}), RunTwoJobs(policy, 35)) << policy;
+  }
+}
+
+// With the clock hint a round's change record holds the two shifted groups
+// and the tasks that changed state, and every cost stays within a step of
+// the exact one (here 2 ms: a milli-unit of wait, two of running).
+TEST(QuincyPolicyTest, TheClockHintShiftsGroupsAndStaysWithinAStepOfTheCosts) {
+  std::unique_ptr<Scheduler> hinted = Make("QFP", Topology::Uniform(2, 2), {{"clock_hint", 1}});
+  std::unique_ptr<Scheduler> exact = Make("QFP", Topology::Uniform(2, 2));
+  Driver a(*hinted), b(*exact);
+  for (Driver* d : {&a, &b}) {
+    std::vector<TaskPlan> tasks;
+    for (int i = 0; i < 12; ++i) {
+      tasks.push_back(Task(1 + i, 7.3 + 3.1 * i, DataOn(i % 4, i % 4 / 2, 1 + i % 3), 0.37 * i));
+    }
+    d->AddJob(Job(1, 0, tasks));
+    d->AddJob(Job(2, 2.2, {Task(30, 50, DataOn(0, 0, 1)), Task(31, 50, DataOn(3, 1, 2), 1.1)}));
+  }
+  auto& qa = dynamic_cast<QuincyPolicy&>(hinted->policy());
+  auto& qb = dynamic_cast<QuincyPolicy&>(exact->policy());
+  size_t shifted_rounds = 0, hinted_changes = 0, exact_changes = 0;
+  for (double t = 0.5; t < 60; t += 0.77) {
+    ASSERT_TRUE(a.RunUntil(Sec(t)).ok());
+    ASSERT_TRUE(b.RunUntil(Sec(t)).ok());
+    ASSERT_EQ(Acts(a, 0, t), Acts(b, 0, t)) << t;
+    qa.UpdateGraph(hinted->state(), Sec(t));
+    qb.UpdateGraph(exact->state(), Sec(t));
+    const flow::FlowGraph& ga = qa.graph().graph();
+    const flow::FlowGraph& gb = qb.graph().graph();
+    shifted_rounds += !ga.shifted_groups().empty();
+    ASSERT_EQ(ga.arc_id_bound(), gb.arc_id_bound()) << t;
+    for (flow::ArcId arc = 0; arc < ga.arc_id_bound(); ++arc) {
+      ASSERT_EQ(ga.IsArc(arc), gb.IsArc(arc)) << t;
+      if (!ga.IsArc(arc)) continue;
+      EXPECT_NEAR(ga.cost(arc), gb.cost(arc), 2) << t << " arc " << arc;
+    }
+    hinted_changes += ga.changed_arcs().size();
+    exact_changes += gb.changed_arcs().size();
+  }
+  EXPECT_GT(shifted_rounds, 20u);
+  EXPECT_LT(hinted_changes, exact_changes);
 }
 
 // The same state under every regime gives the same nodes, arcs and costs;

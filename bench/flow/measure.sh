@@ -6,7 +6,9 @@
 # Needs `scripts/build.sh release copse copse-bench-flow`.
 # From-scratch times at a are the median of 3 runs (--repeat 3), Copse and
 # LEMON alike; larger scales run once. Pass --regime Q (or QP, QF) through
-# REGIME=Q to measure another regime.
+# REGIME=Q to measure another regime, and CLOCK_HINT=false to pass every
+# clock tick as each task's own cost change instead of two shifted cost
+# groups (docs/flow.md, "The clock hint").
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: bench/flow/measure.sh OUTDIR [SCALES...]}
@@ -39,6 +41,6 @@ for s in "${scales[@]}"; do
     *) echo "unknown scale $s" >&2; exit 2 ;;
   esac
   echo "== $s: copse bench flow ${args[*]} --json $out/$s.json  ($(date -u +%H:%M:%S), $(cut -d' ' -f1-3 /proc/loadavg))"
-  timeout 1500 "$copse" bench flow "${args[@]}" --regime "${REGIME:-QFP}" --json "$out/$s.json" > "$out/$s.txt" 2>&1
+  timeout 1500 "$copse" bench flow "${args[@]}" --regime "${REGIME:-QFP}" --clock-hint "${CLOCK_HINT:-true}" --json "$out/$s.json" > "$out/$s.txt" 2>&1
   echo "   exit $? ($(date -u +%H:%M:%S))"
 done

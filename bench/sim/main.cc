@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   app.add_option("--burst-at", o.burst_at_s,
                  "scale: when the burst arrives, simulated s (default 10)")
       ->check(CLI::Range(0.0, 1e6));
+  app.add_flag("--clock-hint", o.clock_hint,
+               "scale: the Quincy policy passes the clock to the flow solver as two shifted cost "
+               "groups ([scheduler] clock_hint = 1)");
   app.add_flag("--run-one", run_one, "child mode: one simulation, raw run JSON to --out");
   app.add_option("--config", config, "child: cluster config");
   app.add_option("--workload", workload,
@@ -86,6 +89,10 @@ int main(int argc, char** argv) {
   }
   if (o.burst > 0 && o.experiment != "scale") {
     std::cerr << "copse bench sim: --burst applies to scale only\n";
+    return 2;
+  }
+  if (o.clock_hint && o.experiment != "scale") {
+    std::cerr << "copse bench sim: --clock-hint applies to scale only\n";
     return 2;
   }
   if (!workload.empty()) {

@@ -194,6 +194,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
   res["network"] = false;
   res["mean_task_s"] = o.quick ? kQuickMeanTaskS : kMeanTaskS;
   res["utilisation"] = o.utilisation;
+  res["clock_hint"] = o.clock_hint;
   res["runs"] = Json::array();
   for (int i = 0; i < o.seeds; ++i) {
     uint64_t seed = o.seed + static_cast<uint64_t>(i);
@@ -201,6 +202,7 @@ Status RunScaleSuite(const SuiteOptions& o) {
       sim::ScaleOptions so;
       so.config = config;
       so.scheduler.policy = policy;
+      if (o.clock_hint) so.scheduler.params["clock_hint"] = 1;
       so.flow_solver = s.name;
       so.seed = seed;
       so.max_rounds = o.quick ? s.quick_rounds : s.max_rounds;

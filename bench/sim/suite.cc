@@ -339,6 +339,7 @@ std::string SuiteCommand(const SuiteOptions& o) {
     c << " --burst " << o.burst;
     if (o.burst_at_s != 10) c << " --burst-at " << Fixed(o.burst_at_s, 1);
   }
+  if (o.experiment == "scale" && o.clock_hint) c << " --clock-hint";
   if (!o.policy.empty()) c << " --policy " << o.policy;
   for (const std::string& solver : o.solvers) c << " --solver " << solver;
   return c.str();

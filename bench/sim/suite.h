@@ -34,6 +34,7 @@ struct SuiteOptions {
   std::vector<std::string> solvers;  // scale: only these solvers (default: all)
   int burst = 0;                     // scale: a burst job of this many tasks (sim::ScaleOptions)
   double burst_at_s = 10;            // scale: when it arrives
+  bool clock_hint = false;           // scale: [scheduler] clock_hint = 1 (QuincyOptions)
 };
 
 // Reads a JSON file; kNotFound / kCorruption name it.
