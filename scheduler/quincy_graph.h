@@ -103,6 +103,9 @@ class QuincyGraph {
   void SetRunningCost(TaskId task, int64_t cost);
   // υ as the graph holds it.
   int64_t wait_cost(TaskId task) const { return g_.cost(tasks_.at(task).unscheduled); }
+  // The arc to the computer the task runs on (kNoId while it waits); it
+  // changes only with SetTaskComputer.
+  flow::ArcId running_arc(TaskId task) const { return RunningArc(tasks_.at(task)); }
   // Whether a running task may be moved or preempted (capacities 1) or not (0).
   void SetTaskMovable(TaskId task, bool movable);
 

@@ -37,6 +37,7 @@ bool QuincyPolicy::fair() const {
 void QuincyPolicy::set_regime(QuincyRegime regime) {
   options_.regime = regime;
   dirty_ = true;
+  regime_changed_ = true;
 }
 
 Timestamp QuincyPolicy::Now() const {
@@ -145,11 +146,14 @@ void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
       clock_at_ = clock;
     }
   }
+  // Whether a task may move changes with its state or the regime only.
+  const bool all_movable = regime_changed_;
+  regime_changed_ = false;
   for (Member& m : members_) {
     const TaskInfo& t = *m.info;
     const TaskId id = m.id;
     if (t.root) continue;
-    graph_.SetTaskMovable(id, preemptive() || !t.placed());
+    if (m.stale || all_movable) graph_.SetTaskMovable(id, preemptive() || !t.placed());
     if (m.stale) {
       m.stale = false;
       TaskTimes times{t.WaitTime(now), t.RunTime(now)};
@@ -158,6 +162,7 @@ void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
       QuincyArcCosts costs = ComputeQuincyCosts(options_.costs, t.locality, times, on, racks);
       graph_.SetTaskCosts(id, costs);
       if (on) m.data_cost = *costs.running + InvestedMilli(times.running);
+      m.running_arc = graph_.running_arc(id);
       m.clocked = hint && (on || costs.unscheduled < options_.costs.max_cost_milli);
       graph_.SetTaskClocked(id, m.clocked);
       continue;
@@ -220,6 +225,12 @@ std::vector<ComputerId> QuincyPolicy::Assign(const ClusterState& s) const {
   std::vector<std::vector<size_t>> rack_pool(s.num_racks());
   std::vector<size_t> cluster_pool;
   for (size_t i = 0; i < members_.size(); ++i) {
+    // Most tasks stay where they run: one arc tells.
+    const flow::ArcId stay = members_[i].running_arc;
+    if (stay != flow::kNoId && flow[stay] > 0) {
+      target[i] = members_[i].info->computer;
+      continue;
+    }
     QuincyGraph::Route r = graph_.RouteOf(members_[i].id, flow);
     if (r.via == Via::kComputer) target[i] = r.computer;
     if (r.via == Via::kRack) rack_pool[r.rack].push_back(i);

@@ -153,10 +153,11 @@ class QuincyPolicy final : public Policy {
   // with removals filled by the last), and each one's position.
   struct Member {
     TaskId id = kNoTask;
-    const TaskInfo* info = nullptr;  // in the ClusterState; valid while the task is
-    bool stale = true;               // changed state: recompute all its costs
-    bool clocked = false;            // its costs move with the clock hint
-    int64_t data_cost = 0;           // d* on the computer it is placed on
+    const TaskInfo* info = nullptr;         // in the ClusterState; valid while the task is
+    bool stale = true;                      // changed state: recompute all its costs
+    bool clocked = false;                   // its costs move with the clock hint
+    int64_t data_cost = 0;                  // d* on the computer it is placed on
+    flow::ArcId running_arc = flow::kNoId;  // its arc to that computer (workers)
   };
   std::vector<Member> members_;
   std::unordered_map<TaskId, size_t> position_;
@@ -165,6 +166,7 @@ class QuincyPolicy final : public Policy {
   Duration clock_quantum_{0};          // the hint's step (0: no hint)
   std::optional<Timestamp> clock_at_;  // the hint's clock at the last shift
   bool dirty_ = true;
+  bool regime_changed_ = false;  // every task's movability is set anew
   std::optional<Timestamp> last_round_;
   QuincyRoundStats stats_;
   // For explanations: when the last solve ran (unset while a round is under
