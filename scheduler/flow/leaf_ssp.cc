@@ -282,13 +282,7 @@ void LeafSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   }
 }
 
-// The cost of leaf arc `a` changed from `old_cost`, nothing else: the
-// leaf's key is kept a lower bound in O(1) instead of rescanning its arcs.
-// A dearer arc it sits on, or a cheaper exit, can undercut its hub: the hub
-// is noted for the repair, with the largest rise of its leaves' arcs, by
-// which it shifts all its keys at once (a clock tick raises every waiting
-// task's cost of waiting alike). A cheaper arc it sits on, or a dearer
-// exit, only raises its true key: nothing to do.
+// Each cost group's offset as the kept copies hold it.
 void LeafSspSolver::SeeGroups(const FlowGraph& g) {
   seen_offset_.resize(size_t{g.group_count()} + 1);
   for (GroupId k = 1; k <= g.group_count(); ++k) seen_offset_[k] = g.group_offset(k);
@@ -331,6 +325,13 @@ void LeafSspSolver::SyncShifts(const FlowGraph& g) {
   }
 }
 
+// The cost of leaf arc `a` changed from `old_cost`, nothing else: the
+// leaf's key is kept a lower bound in O(1) instead of rescanning its arcs.
+// A dearer arc it sits on, or a cheaper exit, can undercut its hub: the hub
+// is noted for the repair, with the largest rise of its leaves' arcs, by
+// which it shifts all its keys at once (a clock tick raises every waiting
+// task's cost of waiting alike). A cheaper arc it sits on, or a dearer
+// exit, only raises its true key: nothing to do.
 void LeafSspSolver::LeafCostChanged(ArcId a, int64_t old_cost) {
   const ArcCopy& c = arcs_[a];
   const NodeId w = c.tail;
