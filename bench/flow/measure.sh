@@ -2,7 +2,9 @@
 # Runs the min-cost-flow measurements quoted in docs/flow.md, one scale at a
 # time, each capped in wall time. Usage: bench/flow/measure.sh OUTDIR [SCALES...]
 # (default scales: a b c cmem d e; cmem = scale c with the default solver alone,
-# for its peak memory; binc = the scheduler's solver at b).
+# for its peak memory; binc = the scheduler's solver at b; bleaf, cleaf, eleaf
+# = the leaf solver alone at b, c, e, as the scheduler would run it, every step
+# checked by its potentials).
 # Needs `scripts/build.sh release copse copse-bench-flow`.
 # From-scratch times at a are the median of 3 runs (--repeat 3), Copse and
 # LEMON alike; larger scales run once. Pass --regime Q (or QP, QF) through
@@ -38,6 +40,10 @@ for s in "${scales[@]}"; do
              --incremental race,incremental_leaf) ;;
     # The scheduler's solver (copse::kSchedulerSolver) where it is slow.
     binc) args=(--scale b --steps 40 --scratch none --lemon none --incremental incremental) ;;
+    # The leaf solver alone (no other solver's state in the process).
+    bleaf) args=(--scale b --steps 40 --scratch none --lemon none --incremental incremental_leaf) ;;
+    cleaf) args=(--scale c --steps 40 --scratch none --lemon none --incremental incremental_leaf) ;;
+    eleaf) args=(--scale e --steps 40 --scratch none --lemon none --incremental incremental_leaf) ;;
     *) echo "unknown scale $s" >&2; exit 2 ;;
   esac
   echo "== $s: copse bench flow ${args[*]} --json $out/$s.json  ($(date -u +%H:%M:%S), $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -64,6 +64,13 @@ class KeptArcs {
   void DropCost(int64_t cost) {
     if (AbsCost(cost) >= max_abs_cost_) max_exact_ = false;
   }
+  // A live copy's cost becomes `cost`, the totals following.
+  void SetCopyCost(ArcCopy& c, int64_t cost) {
+    DropCost(c.cost);
+    cost_ += Wide{c.flow} * (Wide{cost} - c.cost);
+    c.cost = cost;
+    NoteCost(cost);
+  }
   // flow::CheckMagnitudes on the totals, the bound on |cost| recomputed
   // from the live copies first when an inexact one would fail it.
   Status CheckMagnitudes(const FlowGraph& g);

@@ -254,12 +254,7 @@ void LeafSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
   } else {
     const int64_t old_cost = c.cost;
     bool resized = false;
-    if (g.cost(a) != c.cost) {
-      DropCost(c.cost);
-      cost_ += Wide{c.flow} * (Wide{g.cost(a)} - c.cost);
-      c.cost = g.cost(a);
-      NoteCost(c.cost);
-    }
+    if (g.cost(a) != c.cost) SetCopyCost(c, g.cost(a));
     if (g.capacity(a) != c.capacity) {
       capacity_ += Wide{g.capacity(a)} - c.capacity;
       c.capacity = g.capacity(a);
@@ -310,10 +305,7 @@ void LeafSspSolver::SyncShifts(const FlowGraph& g) {
       if (!c.alive()) continue;  // added in this batch: synced from the graph
       ++stats_.shifted;
       const int64_t old_cost = c.cost;
-      DropCost(old_cost);
-      c.cost = old_cost + delta;
-      NoteCost(c.cost);
-      if (c.flow != 0) cost_ += Wide{c.flow} * delta;
+      SetCopyCost(c, old_cost + delta);
       if (c.tail == c.head) {
         SetFlow(a, c.cost < 0 ? c.capacity : 0);
       } else if (leaf_[c.tail]) {

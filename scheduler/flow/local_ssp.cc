@@ -133,12 +133,7 @@ void LocalSspSolver::SyncArc(const FlowGraph& g, ArcId a) {
     }
     return;
   }
-  if (g.cost(a) != c.cost) {
-    DropCost(c.cost);
-    cost_ += Wide{arcs_[a].flow} * (Wide{g.cost(a)} - c.cost);
-    c.cost = g.cost(a);
-    NoteCost(c.cost);
-  }
+  if (g.cost(a) != c.cost) SetCopyCost(c, g.cost(a));
   if (g.capacity(a) != c.capacity) {
     capacity_ += Wide{g.capacity(a)} - c.capacity;
     c.capacity = g.capacity(a);
