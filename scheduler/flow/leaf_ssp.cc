@@ -4,21 +4,16 @@
 #include "scheduler/flow/leaf_ssp.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
 
 #include "scheduler/flow/residual_net.h"
 #include "scheduler/flow/reuse.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
@@ -416,7 +411,7 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
     return Status::Ok();
   }
   stats_.warm = true;
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   Resize(g);
   const bool all = repair_all_;
   // The change record covers the edits since the last commit: enough if the
@@ -434,7 +429,7 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
     // arcs ahead, and its tail's leaf state a few arcs later.
     // Shifted cost groups first, by the amount each moved: an arc whose
     // other numbers changed too is listed below and read from the graph.
-    const auto shift_start = Clock::now();
+    const auto shift_start = SteadyClock::now();
     SyncShifts(g);
     stats_.shift_ms = MsSince(shift_start);
     const std::vector<ArcId>& changed = g.changed_arcs();
@@ -465,8 +460,8 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
   revision_ = g.revision();
   edits_seen_ = g.edit_count();
   SeeGroups(g);
-  auto t1 = Clock::now();
-  stats_.sync_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  auto t1 = SteadyClock::now();
+  stats_.sync_ms = MsBetween(t0, t1);
   Status magnitudes = CheckMagnitudes(g);
   // Numbers too large to repair safely: the repair waits for a later solve.
   repair_all_ = magnitudes.code() == StatusCode::kInvalidArgument;
@@ -474,11 +469,11 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
   Repair();
   stats_.leaves = leaf_count_;
   if (!magnitudes.ok()) return magnitudes;  // supplies not summing to zero
-  auto t2 = Clock::now();
-  stats_.repair_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  auto t2 = SteadyClock::now();
+  stats_.repair_ms = MsBetween(t1, t2);
   COPSE_RETURN_IF_ERROR(Route(cancel));
-  auto t3 = Clock::now();
-  stats_.route_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+  auto t3 = SteadyClock::now();
+  stats_.route_ms = MsBetween(t2, t3);
   Status st = Emit(g, out);
   stats_.emit_ms = MsSince(t3);
   return st;

@@ -1,9 +1,9 @@
 // LeafSspSolver's route: successive shortest paths over the core, with each
 // hub's leaves entering a search in the order of their keys.
 #include <algorithm>
-#include <chrono>
 
 #include "scheduler/flow/leaf_ssp.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
@@ -211,13 +211,12 @@ void LeafSspSolver::Drain(NodeId u) {
 // One search from roots_ for `total` units of deficit and the flow it makes
 // room for; kInfeasible when it reached no deficit.
 Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
-  using Clock = std::chrono::steady_clock;
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   ++stats_.phases;
   entered_.clear();
-  auto ts = Clock::now();
+  auto ts = SteadyClock::now();
   const bool found = Search(roots_, total, cancel);
-  stats_.search_ms += std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
+  stats_.search_ms += MsSince(ts);
   if (found && !IsCancelled(cancel)) {
     Augment();
     // The blocking flow finds what the tree paths could not: only when a

@@ -1,13 +1,13 @@
 #include "scheduler/flow/local_ssp.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "scheduler/flow/residual_net.h"
 #include "scheduler/flow/reuse.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
@@ -15,11 +15,6 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
 
 Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
@@ -427,7 +422,7 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
     return Status::Ok();
   }
   stats_.warm = true;
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   Resize(g);
   if (++epoch_ == 0) {
     std::fill(touch_mark_.begin(), touch_mark_.end(), 0u);
@@ -457,8 +452,8 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
   }
   revision_ = g.revision();
   edits_seen_ = g.edit_count();
-  auto t1 = Clock::now();
-  stats_.sync_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  auto t1 = SteadyClock::now();
+  stats_.sync_ms = MsBetween(t0, t1);
   Status magnitudes = CheckMagnitudes(g);
   // Numbers too large to repair safely: the touched nodes wait for a later solve.
   repair_all_ = magnitudes.code() == StatusCode::kInvalidArgument;
@@ -466,11 +461,11 @@ Status LocalSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const Cancel
   Repair(g);
   stats_.touched = touched_.size();
   if (!magnitudes.ok()) return magnitudes;  // supplies not summing to zero
-  auto t2 = Clock::now();
-  stats_.repair_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  COPSE_RETURN_IF_ERROR(Route(g, cancel));
-  auto t3 = Clock::now();
-  stats_.route_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+  auto t2 = SteadyClock::now();
+  stats_.repair_ms = MsBetween(t1, t2);
+  COPSE_RETURN_IF_ERROR(Route(cancel));
+  auto t3 = SteadyClock::now();
+  stats_.route_ms = MsBetween(t2, t3);
   Status st = Emit(g, out);
   stats_.emit_ms = MsSince(t3);
   return st;

@@ -121,14 +121,14 @@ class LocalSspSolver final : public FlowSolver, private KeptArcs {
   NodeId TightAbove(NodeId u) const;
   void LookAhead(const FlowGraph& g);
   void SetFlow(ArcId a, int64_t f);
-  Status Route(const FlowGraph& g, const CancelFlag* cancel);
+  Status Route(const CancelFlag* cancel);
   void NextStamp();
   template <bool kReverse>
   bool Search(int64_t target, const CancelFlag* cancel);
   void TreeAugment(bool reverse);
-  bool BuildLevels(const FlowGraph& g);
-  void BlockingFlow(const FlowGraph& g);
-  bool Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const;
+  bool BuildLevels();
+  void BlockingFlow();
+  bool Admissible(NodeId u, ArcId a, bool back, NodeId& v) const;
   Status Emit(const FlowGraph& g, FlowSolution* out);
 
   LocalSspOptions options_;

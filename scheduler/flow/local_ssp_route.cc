@@ -3,22 +3,13 @@
 // either direction, augmentation along its tree, then Dinic's blocking flow
 // on the zero-reduced-cost arcs inside the settled region.
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <limits>
 
 #include "scheduler/flow/local_ssp.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-}  // namespace
 
 void LocalSspSolver::NextStamp() {
   if (++stamp_ == 0) {
@@ -125,8 +116,7 @@ bool LocalSspSolver::Search(int64_t target, const CancelFlag* cancel) {
 // Residual arc `a` leaving `u` (forwards, or backwards when `back`) is
 // admissible when it has residual capacity, zero reduced cost and ends at a
 // node settled in this phase; `v` gets its other end.
-bool LocalSspSolver::Admissible(const FlowGraph& g, NodeId u, ArcId a, bool back, NodeId& v) const {
-  (void)g;
+bool LocalSspSolver::Admissible(NodeId u, ArcId a, bool back, NodeId& v) const {
   const ArcCopy& c = arcs_[a];
   if (back) {
     v = c.tail;
@@ -174,7 +164,7 @@ void LocalSspSolver::TreeAugment(bool reverse) {
 // first level holding a deficit (deeper nodes cannot be on a shortest
 // admissible path to it; a later round reaches the deficits beyond). Returns
 // true if a deficit was reached.
-bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
+bool LocalSspSolver::BuildLevels() {
   if (++level_stamp_ == 0) {
     std::fill(level_mark_.begin(), level_mark_.end(), 0u);
     level_stamp_ = 1;
@@ -198,14 +188,14 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
     if (level_[u] >= limit) continue;  // a dead end in this round
     NodeId v;
     for (ArcId a : out_[u]) {
-      if (Admissible(g, u, a, false, v) && level_mark_[v] != level_stamp_) {
+      if (Admissible(u, a, false, v) && level_mark_[v] != level_stamp_) {
         level_mark_[v] = level_stamp_;
         level_[v] = level_[u] + 1;
         queue_.push_back(v);
       }
     }
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
-      if (Admissible(g, u, a, true, v) && level_mark_[v] != level_stamp_) {
+      if (Admissible(u, a, true, v) && level_mark_[v] != level_stamp_) {
         level_mark_[v] = level_stamp_;
         level_[v] = level_[u] + 1;
         queue_.push_back(v);
@@ -224,7 +214,7 @@ bool LocalSspSolver::BuildLevels(const FlowGraph& g) {
 // Augments along level-increasing admissible paths from the sources to
 // deficits until none is left (Dinic's blocking flow). Each node's current
 // arc walks its out array by position, then its flow-in list.
-void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
+void LocalSspSolver::BlockingFlow() {
   for (NodeId s : sources_) {
     if (level_mark_[s] != level_stamp_ || level_[s] != 0) continue;
     while (excess_[s] > 0) {
@@ -253,7 +243,7 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
             if (cur_[u] == kNoId) break;
             a = cur_[u];
           }
-          if (Admissible(g, u, a, back, v) && level_mark_[v] == level_stamp_ &&
+          if (Admissible(u, a, back, v) && level_mark_[v] == level_stamp_ &&
               level_[v] == level_[u] + 1) {
             path_.push_back((uint64_t{a} << 1) | (back ? 1 : 0));
             advanced = true;
@@ -286,7 +276,7 @@ void LocalSspSolver::BlockingFlow(const FlowGraph& g) {
   }
 }
 
-Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
+Status LocalSspSolver::Route(const CancelFlag* cancel) {
   // Sources and deficits: every pending node with a nonzero excess, once.
   NextStamp();
   sources_.clear();
@@ -328,10 +318,10 @@ Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
     bool reverse = options_.reverse_search && !deficits_.empty() &&
                    deficits_.size() * kReverseRatio < sources_.size();
     stats_.reverse_phases += reverse;
-    auto ts = Clock::now();
+    auto ts = SteadyClock::now();
     const bool found = reverse ? Search<true>(need, cancel) : Search<false>(total, cancel);
-    auto tf = Clock::now();
-    stats_.search_ms += std::chrono::duration<double, std::milli>(tf - ts).count();
+    auto tf = SteadyClock::now();
+    stats_.search_ms += MsBetween(ts, tf);
     if (!found) {
       result = Infeasible("no feasible flow: some supply cannot reach any demand");
       break;
@@ -341,7 +331,7 @@ Status LocalSspSolver::Route(const FlowGraph& g, const CancelFlag* cancel) {
       break;
     }
     if (options_.tree_augment) TreeAugment(reverse);
-    while (BuildLevels(g)) BlockingFlow(g);
+    while (BuildLevels()) BlockingFlow();
     stats_.flow_ms += MsSince(tf);
   }
   // What is left (cancelled or infeasible) is routed by a later solve.

@@ -7,16 +7,13 @@
 #include <vector>
 
 #include "scheduler/flow/reuse.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Ms(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
+using Clock = SteadyClock;
 
 }  // namespace
 
@@ -38,7 +35,7 @@ CongestionEstimate EstimateCongestion(const FlowGraph& g, const CancelFlag* canc
   AssignReuse(next, n, kNoId);
   auto done = [&](double congestion) {
     est.congestion = congestion;
-    est.ms = Ms(start, Clock::now());
+    est.ms = MsBetween(start, Clock::now());
     return est;
   };
   // Supplies beyond 2^62 in total are rejected by every solver; unknown here.
@@ -172,14 +169,14 @@ Status RacingSolver::SolveAlone(const FlowGraph& graph, FlowSolution* out,
   auto t0 = Clock::now();
   Status st = contestant_[s]->Solve(graph, out, cancel);
   auto t1 = Clock::now();
-  stats_.winner_ms = Ms(t0, t1);
+  stats_.winner_ms = MsBetween(t0, t1);
   last_winner_ = std::string(contestant_[s]->name());
   if (st.ok()) {
     leader_ = s;
     leader_ms_ = stats_.winner_ms;
     contestant_[1 - s]->Adopt(graph, *out);
   }
-  stats_.adopt_ms = Ms(t1, Clock::now());
+  stats_.adopt_ms = MsBetween(t1, Clock::now());
   return st;
 }
 
@@ -255,7 +252,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
           return;
         }
       }
-      second_start_ms = Ms(start, Clock::now());
+      second_start_ms = MsBetween(start, Clock::now());
       run(second);
     };
   }
@@ -276,8 +273,8 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
   }
   int w = winner.load();
   if (w < 0) return Cancelled("solve cancelled");
-  stats_.winner_ms = Ms(start, done_at[w]);
-  stats_.loser_ms = done_at[1 - w] > done_at[w] ? Ms(done_at[w], done_at[1 - w]) : 0.0;
+  stats_.winner_ms = MsBetween(start, done_at[w]);
+  stats_.loser_ms = done_at[1 - w] > done_at[w] ? MsBetween(done_at[w], done_at[1 - w]) : 0.0;
   last_winner_ = std::string(contestant_[w]->name());
   std::swap(*out, result[w]);  // the caller's old buffers are reused next time
   auto t = Clock::now();
@@ -287,7 +284,7 @@ Status RacingSolver::Solve(const FlowGraph& graph, FlowSolution* out, const Canc
         w == second && second_start_ms >= 0 ? stats_.winner_ms - second_start_ms : stats_.winner_ms;
     contestant_[1 - w]->Adopt(graph, *out);
   }
-  stats_.adopt_ms = Ms(t, Clock::now());
+  stats_.adopt_ms = MsBetween(t, Clock::now());
   return status[w];
 }
 

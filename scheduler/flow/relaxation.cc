@@ -1,10 +1,10 @@
 #include "scheduler/flow/relaxation.h"
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
 #include "scheduler/flow/reuse.h"
+#include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
@@ -164,23 +164,20 @@ Status RelaxationSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                const CancelFlag* cancel) {
   // The network is kept between solves and synced from the change record
   // (at scale (c) building it anew took most of a step; docs/flow.md, run 6).
-  using Clock = std::chrono::steady_clock;
-  auto ms = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-  };
+  using Clock = SteadyClock;
   stats_ = Stats{};
   const auto t0 = Clock::now();
   COPSE_RETURN_IF_ERROR(net_.SyncSaturatingNegative(graph));
   const auto t1 = Clock::now();
-  stats_.sync_ms = ms(t0, t1);
+  stats_.sync_ms = MsBetween(t0, t1);
   std::vector<int64_t> pot(net_.node_count(), 0);
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   COPSE_RETURN_IF_ERROR(engine_.Run(net_, pot, cancel));
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   const auto t2 = Clock::now();
-  stats_.run_ms = ms(t1, t2);
+  stats_.run_ms = MsBetween(t1, t2);
   Status st = net_.Extract(graph, pot, out);
-  stats_.extract_ms = ms(t2, Clock::now());
+  stats_.extract_ms = MsBetween(t2, Clock::now());
   return st;
 }
 
