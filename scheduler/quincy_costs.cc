@@ -29,6 +29,14 @@ int64_t WaitCostMilli(const QuincyCostParams& p, Duration unscheduled) {
   return RoundMilli(static_cast<long double>(p.omega) * unscheduled.count() / 1e3L);
 }
 
+Duration ClockQuantum(const QuincyCostParams& p) {
+  for (int64_t ms = 1; ms <= 1000; ++ms) {
+    const double milli = p.omega * static_cast<double>(ms);
+    if (std::abs(milli - std::round(milli)) < 1e-9) return Duration{ms * 1000};
+  }
+  return Duration{0};
+}
+
 TransferBytes RackBytes(const TaskLocality& loc, int32_t rack, int32_t num_racks) {
   for (const PreferredRack& r : loc.racks) {
     if (r.rack == rack) return r.bytes;

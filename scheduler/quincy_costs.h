@@ -82,6 +82,13 @@ int64_t DataCostMilli(const QuincyCostParams& p, TransferBytes bytes);
 // ω ν in milli-units (uncapped).
 int64_t WaitCostMilli(const QuincyCostParams& p, Duration unscheduled);
 
+// The clock hint's step (QuincyGraph::ShiftClock): the shortest whole number
+// of milliseconds whose wait cost is a whole number of milli-units (2 ms at
+// ω = 0.5), so that a clock moved in such steps moves every task's wait and
+// running costs by the same integers; zero when there is none up to a
+// second (then the hint cannot be exact).
+Duration ClockQuantum(const QuincyCostParams& p);
+
 // Byte counts for rack `rack` (exact if preferred, else approximated).
 // REQUIRES: num_racks >= 1.
 TransferBytes RackBytes(const TaskLocality& loc, int32_t rack, int32_t num_racks);

@@ -24,6 +24,27 @@ TEST(QuincyCostsTest, MilliUnitsOfThePaperCosts) {
   EXPECT_EQ(WaitCostMilli(p, Duration{3'000'000}), 1500);
 }
 
+// The clock hint's step: the shortest whole milliseconds whose wait cost is
+// a whole number of milli-units, and moving a clock by it moves every wait
+// cost by the same integer.
+TEST(QuincyCostsTest, ClockQuantumIsTheShortestStepWithWholeWaitCosts) {
+  QuincyCostParams p;
+  EXPECT_EQ(ClockQuantum(p), Duration{2000});  // ω = 0.5
+  p.omega = 1;
+  EXPECT_EQ(ClockQuantum(p), Duration{1000});
+  p.omega = 0.3;
+  EXPECT_EQ(ClockQuantum(p), Duration{10'000});
+  p.omega = 0.0001234567;
+  EXPECT_EQ(ClockQuantum(p), Duration{0});
+  p.omega = 0.3;
+  const int64_t step = WaitCostMilli(p, ClockQuantum(p));
+  for (int64_t us : {0, 1, 499, 1666, 123'456'789}) {
+    EXPECT_EQ(WaitCostMilli(p, Duration{us} + 7 * ClockQuantum(p)),
+              WaitCostMilli(p, Duration{us}) + 7 * step)
+        << us;
+  }
+}
+
 TEST(QuincyCostsTest, WaitingTaskCostsAndCaps) {
   QuincyCostParams p;
   p.max_cost_milli = 9000;

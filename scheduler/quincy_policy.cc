@@ -1,7 +1,6 @@
 #include "scheduler/quincy_policy.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "scheduler/fair_share.h"
 #include "scheduler/flow/solvers.h"
@@ -124,14 +123,6 @@ namespace {
 int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
 
 }  // namespace
-
-Duration ClockQuantum(const QuincyCostParams& costs) {
-  for (int64_t ms = 1; ms <= 1000; ++ms) {
-    const double milli = costs.omega * static_cast<double>(ms);
-    if (std::abs(milli - std::round(milli)) < 1e-9) return Duration{ms * 1000};
-  }
-  return Duration{0};
-}
 
 void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
   const int32_t racks = s.num_racks();

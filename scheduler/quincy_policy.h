@@ -80,12 +80,6 @@ struct QuincyOptions {
   bool clock_hint = false;
 };
 
-// The clock step of the hint: the shortest whole number of milliseconds
-// whose wait cost ω is a whole number of milli-units (2 ms at ω = 0.5), so
-// that every clocked task's costs move by the same integers; zero when none
-// up to a second (then the hint is not used).
-Duration ClockQuantum(const QuincyCostParams& costs);
-
 // What the last round did and how long its phases took (the times are zero
 // without a stats clock: the policy reads no clock of its own).
 struct QuincyRoundStats {

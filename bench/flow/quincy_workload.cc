@@ -61,8 +61,9 @@ QuincyWorkload::QuincyWorkload(const QuincyScaleSpec& spec, uint64_t seed,
     : spec_(spec), params_(params), rng_(seed) {
   wait_tick_ = scheduler::WaitCostMilli(params_, Duration{kSecond});
   run_tick_ = -1000;  // θ: a milli-unit per millisecond run (ComputeQuincyCosts)
-  hint_ = spec_.clock_hint &&
-          static_cast<double>(wait_tick_) == static_cast<double>(params_.omega) * 1000.0;
+  // A tick is a second: exact when the hint's step divides it.
+  const Duration step = scheduler::ClockQuantum(params_);
+  hint_ = spec_.clock_hint && step.count() > 0 && kSecond % step.count() == 0;
   BuildCluster();
   std::uniform_real_distribution<double> w(0, 3);
   for (int j = 0; j < spec_.jobs; ++j) job_weight_.push_back(std::exp(w(rng_)));

@@ -123,8 +123,8 @@ class QuincyWorkload {
   int running_ = 0;
   int total_slots_ = 0;
   int steps_ = 0;
-  // The clock hint is exact when a second's wait cost is a whole number of
-  // milli-units (ω·1000 integral): then these are every tick's shifts.
+  // The clock hint is exact when its step (scheduler::ClockQuantum) divides
+  // a second: then these are every tick's shifts.
   bool hint_ = false;
   int64_t wait_tick_ = 0, run_tick_ = 0;
 };

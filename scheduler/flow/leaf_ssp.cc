@@ -424,14 +424,14 @@ Status LeafSspSolver::Solve(const FlowGraph& g, FlowSolution* out, const CancelF
     adopt_pending_ = false;
   } else if (!all && (g.revision() == revision_ ||
                       (g.revision() == revision_ + 1 && g.edits_at_last_commit() == edits_seen_))) {
-    // Arcs first: a removed node's arcs give back their flow before it goes.
-    // The changed arcs lie all over both arc arrays: each is fetched some
-    // arcs ahead, and its tail's leaf state a few arcs later.
     // Shifted cost groups first, by the amount each moved: an arc whose
     // other numbers changed too is listed below and read from the graph.
     const auto shift_start = SteadyClock::now();
     SyncShifts(g);
     stats_.shift_ms = MsSince(shift_start);
+    // Arcs before nodes: a removed node's arcs give back their flow before
+    // it goes. The changed arcs lie all over both arc arrays: each is
+    // fetched some arcs ahead, and its tail's leaf state a few arcs later.
     const std::vector<ArcId>& changed = g.changed_arcs();
     constexpr size_t kArcsAhead = 16, kTailsAhead = 8;
     for (size_t i = 0; i < changed.size(); ++i) {
