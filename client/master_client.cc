@@ -28,7 +28,9 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig&
                                                "copse client", timeout);
   if (!channel.ok()) {
     Status s = channel.status();
-    if (s.code() == StatusCode::kUnavailable) {
+    // Refused, or accepted and then dropped before the handshake ended (a
+    // master killed a moment ago still completes connects from its backlog).
+    if (s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDisconnected) {
       // A cluster started in network namespaces is started again the same way.
       std::error_code ec;
       bool netns = std::filesystem::exists(NetnsStatePath(config), ec);

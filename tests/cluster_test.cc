@@ -1,11 +1,17 @@
 // Integration tests: a real master and workers on loopback, started and
 // stopped through the `copse` tool, with faults injected by killing processes.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "common/config.h"
+#include "common/net/auth.h"
 #include "tests/harness/harness.h"
 
 namespace copse::testing {
@@ -135,6 +141,38 @@ TEST_F(ClusterTest, RestartedMasterGetsItsWorkersBackByItself) {
     after.push_back(PidOf("worker", c));
   EXPECT_EQ(after, workers);
   for (int pid : workers) EXPECT_TRUE(ProcessAlive(pid));
+}
+
+TEST_F(ClusterTest, AMasterThatDropsTheConnectionGetsTheSameHintAsOneThatIsDown) {
+  // A master killed a moment ago can still complete a connect from its
+  // backlog and then drop it: the client says what it says for a refusal.
+  auto config = LoadClusterConfig(config_);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  std::filesystem::create_directories(config->secret_file.parent_path());
+  ASSERT_TRUE(net::EnsureSecret(config->secret_file, nullptr).ok());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(config->master.port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << errno;
+  ASSERT_EQ(::listen(fd, 4), 0);
+  std::thread dropper([fd] {
+    int c = ::accept(fd, nullptr, nullptr);
+    if (c >= 0) ::close(c);
+  });
+  CommandResult status = Copse({"cluster", "status"});
+  ::shutdown(fd, SHUT_RDWR);  // wakes the accept if the client never came
+  dropper.join();
+  ::close(fd);
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("cannot reach the master of cluster 'test'"), std::string::npos)
+      << status.err;
+  EXPECT_NE(status.err.find("is the cluster up? try `copse cluster up --config"), std::string::npos)
+      << status.err;
 }
 
 TEST_F(ClusterTest, DownLeavesNoProcessBehind) {

@@ -315,7 +315,11 @@ TEST_F(NetnsTest, AfterEveryProcessCrashedUpRebuildsAndDownRemovesTheNetwork) {
     std::ifstream in(dir_.path() / "data" / "cluster.pids.json");
     json pids = json::parse(in);
     for (const json& p : pids["processes"]) ::kill(p["pid"].get<int>(), SIGKILL);
-    ReapChildren();
+    // SIGKILL is delivered asynchronously: wait until every process is gone.
+    for (const json& p : pids["processes"]) {
+      const int pid = p["pid"].get<int>();
+      EXPECT_TRUE(WaitFor([&] { return !ProcessAlive(pid); }, seconds(10))) << pid;
+    }
   };
   ASSERT_NO_FATAL_FAILURE(UpNetns());
   kill_all();
