@@ -68,11 +68,10 @@ Variant Local(std::string name, std::function<void(flow::LocalSspOptions&)> edit
           }};
 }
 
-Variant Leaf(std::string name, bool single_source, bool deep_ties) {
-  return {std::move(name), [single_source, deep_ties] {
+Variant Leaf(std::string name, std::function<void(flow::LeafSspOptions&)> edit) {
+  return {std::move(name), [edit] {
             flow::LeafSspOptions o;
-            o.single_source = single_source;
-            o.deep_ties = deep_ties;
+            edit(o);
             return std::make_unique<flow::LeafSspSolver>(o);
           }};
 }
@@ -132,9 +131,22 @@ std::vector<Variant> Variants() {
       Local("incremental_local_notree", [](flow::LocalSspOptions& o) { o.tree_augment = false; }),
       // incremental_leaf searching from all sources at once, ties first in,
       // first out, or both.
-      Leaf("incremental_leaf_multi", false, true),
-      Leaf("incremental_leaf_multi_wide", false, false),
-      Leaf("incremental_leaf_wide", true, false),
+      Leaf("incremental_leaf_multi", [](flow::LeafSspOptions& o) { o.single_source = false; }),
+      Leaf("incremental_leaf_multi_wide",
+           [](flow::LeafSspOptions& o) {
+             o.single_source = false;
+             o.deep_ties = false;
+           }),
+      Leaf("incremental_leaf_wide", [](flow::LeafSspOptions& o) { o.deep_ties = false; }),
+      // incremental_leaf with a blocking flow after each single-source search,
+      // and that without settling deficits first among ties (the default
+      // before 2026-11-27's second session).
+      Leaf("incremental_leaf_bf", [](flow::LeafSspOptions& o) { o.blocking_flow = true; }),
+      Leaf("incremental_leaf_plain",
+           [](flow::LeafSspOptions& o) {
+             o.blocking_flow = true;
+             o.eager_deficits = false;
+           }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},
       // 128-bit from the start, factor 4, price refine on.
       CostScaling("cost_scaling_wide",

@@ -36,11 +36,14 @@
 //      otherwise; a violated core arc is saturated or emptied;
 //   3. route: Dijkstra over the core from one node with excess (by
 //      default; from all of them at once as an option), stopping once the
-//      deficits reached can absorb what it holds; potentials rise on the
-//      settled nodes, flow goes along the search tree to each deficit it
-//      reached, and only when a settled deficit and some excess remain, a
-//      blocking flow over the zero-reduced-cost arcs sends the rest;
-//      repeated until no excess is left;
+//      deficits reached can absorb what it holds; among nodes at equal
+//      distance a deficit is settled as soon as it is reached (the ties of
+//      a plateau — the cluster aggregator's thousands of computers — would
+//      otherwise all come first); potentials rise on the settled nodes,
+//      flow goes along the search tree to each deficit it reached, and (in
+//      a search from all sources, or as an option) when a settled deficit
+//      and some excess remain, a blocking flow over the zero-reduced-cost
+//      arcs sends the rest; repeated until no excess is left;
 //   4. emit: the flow of every arc and the potentials (a leaf's derived).
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next
@@ -77,6 +80,18 @@ struct LeafSspOptions {
   // solver's potentials leave wide plateaus of zero reduced cost, which a
   // deep search sweeps before it comes out at a deficit near where it went in.
   bool deep_ties = true;
+  // After a search from one source, a blocking flow over the arcs it made
+  // zero-reduced-cost sends what the search tree could not (when a settled
+  // deficit and some of the source's excess are left). Off by default: at
+  // the burst it cost more than the searches it saved (docs/flow.md).
+  // Searches from every source always run it: there the tree gives each
+  // deficit one source.
+  bool blocking_flow = false;
+  // Among nodes at equal distance, a deficit reached at the distance being
+  // settled is settled next, and a hub's next leaf waits for the exits of
+  // the one before it. Off: ties come out as deep_ties says (the solver
+  // before 2026-11-27's second session, with blocking_flow on).
+  bool eager_deficits = true;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
@@ -276,6 +291,10 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<NodeId> sources_;
   std::vector<NodeId> roots_;  // the sources of this search
   int64_t radius_ = 0;
+  // The distance being settled, and the deficits relaxed at it: they are
+  // settled before anything else the heap holds at that distance.
+  int64_t current_ = 0;
+  std::vector<NodeId> urgent_;
 
   // The blocking flow. Leaves that entered the last search, listed by hub
   // (valid where entered_mark_ == stamp_); levels (valid where level_mark_

@@ -1,12 +1,20 @@
 // LeafSspSolver's route: successive shortest paths over the core, with each
 // hub's leaves entering a search in the order of their keys.
 #include <algorithm>
+#include <tuple>
 
 #include "scheduler/flow/leaf_ssp.h"
 #include "scheduler/flow/stopwatch.h"
 
 namespace copse::flow {
 
+// A deficit reached at the distance being settled is settled next, ahead
+// of the ties already in the heap: any node at the smallest distance may
+// be settled first, and this one ends the search soonest. Without it a
+// deficit reached early at a plateau's distance (the sink, through the
+// first free computer) waits behind every tie of the plateau (the cluster
+// aggregator's thousands of computers): last in a wide search, and in a
+// deep one whenever it was reached before the plateau was pushed.
 void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind) {
   Label& l = label_[v];
   if (l.done == stamp_) return;
@@ -17,7 +25,10 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
     l.prev = prev;
     l.kind = kind;
     heap_.Push(dist, v);
+  } else if (dist != l.dist) {
+    return;
   }
+  if (dist == current_ && excess_[v] < 0 && options_.eager_deficits) urgent_.push_back(v);
 }
 
 // The next leaf of settled hub u enters the search (popped at `key`): it
@@ -37,6 +48,15 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   entered_.push_back(w);
   entry_hub_[w] = u;
   ++stats_.leaf_events;
+  // The hub's next leaf comes out after this leaf's exits (at equal
+  // distances): pushed before them when ties come out last in, first out,
+  // after them otherwise. A hub whose many leaves tie (a job's waiting
+  // tasks) would otherwise let all of them in before the search went on.
+  const bool lifo = heap_.lifo() && options_.eager_deficits;
+  auto next = [&] {
+    if (!hubs_.Empty(u)) heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
+  };
+  if (lifo) next();
   const ArcId at = at_[w];
   const int64_t at_cost = arcs_[at].cost;
   const int64_t base = du - pot_[u] - at_cost;
@@ -49,9 +69,7 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
     Relax(c.head, base + price, a, u, kViaLeaf);
   }
   entry_key_[w] = best;
-  if (!hubs_.Empty(u)) {
-    heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
-  }
+  if (!lifo) next();
 }
 
 // Multi-source Dijkstra over the core from sources_, stopping once the
@@ -78,13 +96,25 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
   int64_t reached = 0;
   size_t last_deficit = 0;  // settled_.size() when the last deficit was settled
   uint64_t scanned = 0;
-  while (!heap_.Empty()) {
-    auto [d, item] = heap_.Pop();
-    if ((item & kEvent) != 0) {
-      LeafEvent(item & ~kEvent, d);
-      continue;
+  urgent_.clear();
+  current_ = 0;
+  while (!urgent_.empty() || !heap_.Empty()) {
+    int64_t d;
+    NodeId u;
+    if (!urgent_.empty()) {
+      u = urgent_.back();
+      urgent_.pop_back();
+      d = current_;
+    } else {
+      uint32_t item;
+      std::tie(d, item) = heap_.Pop();
+      current_ = d;
+      if ((item & kEvent) != 0) {
+        LeafEvent(item & ~kEvent, d);
+        continue;
+      }
+      u = item;
     }
-    const NodeId u = item;
     Label& lu = label_[u];
     if (lu.done == stamp_ || d > lu.dist) continue;
     lu.done = stamp_;
@@ -224,7 +254,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
     bool deficit = false, excess = false;
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
     for (NodeId r : roots_) excess |= excess_[r] > 0;
-    if (deficit && excess) {
+    if (deficit && excess && (options_.blocking_flow || roots_.size() > 1)) {
       GroupEntered();
       while (BuildLevels()) BlockingFlow();
     }

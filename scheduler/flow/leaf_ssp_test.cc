@@ -223,6 +223,48 @@ TEST(LeafSspTest, LeavesBecomeCoreAndBackWithTheirArcs) {
   EXPECT_EQ(solver.stats().leaves, 1u);
 }
 
+// A plateau: the cluster node X sends one unit to each of K full
+// computers, and one to computer F, which has a slot left (the computers'
+// slots are a little cheaper, so the optimum fills them first); X, the
+// computers, F and the sink sit at one potential. A new task that can only go through X
+// makes X a source whose search reaches the sink through F at distance 0,
+// tied with the K computers. Settled as soon as it is reached, the sink
+// ends the search after a handful of nodes; taken in its turn among the
+// ties (the solver's old order), only after all K computers.
+uint64_t SettledRoutingThroughAPlateau(bool eager_deficits) {
+  constexpr int kComputers = 300;
+  FlowGraph g;
+  NodeId sink = g.AddNode(-(kComputers + 1)), x = g.AddNode(0), f = g.AddNode(0);
+  g.AddArc(x, f, 2, 0);
+  g.AddArc(f, sink, 2, 0);
+  g.AddArc(g.AddNode(1), x, 1, 0);  // F's running task, placed through X
+  for (int i = 0; i < kComputers; ++i) {
+    NodeId c = g.AddNode(0);
+    g.AddArc(x, c, 2, 0);
+    g.AddArc(c, sink, 1, -1);
+    g.AddArc(g.AddNode(1), x, 1, 0);
+  }
+  LeafSspOptions options;
+  options.deep_ties = false;
+  options.eager_deficits = eager_deficits;
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  g.AddArc(g.AddNode(1), x, 1, 0);
+  g.SetSupply(sink, -(kComputers + 2));
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "a task arrives").ok());
+  EXPECT_EQ(sol.flow[1], 2);  // F -> sink: the new task went to the free slot
+  EXPECT_TRUE(solver.stats().warm);
+  EXPECT_EQ(solver.stats().phases, 1u);
+  return solver.stats().settled;
+}
+
+TEST(LeafSspTest, ADeficitReachedAtAPlateausDistanceEndsTheSearch) {
+  EXPECT_LE(SettledRoutingThroughAPlateau(true), 4u);
+  EXPECT_GT(SettledRoutingThroughAPlateau(false), 300u);
+}
+
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
   FlowGraph g;
   NodeId s = g.AddNode(-1), w = g.AddNode(1);

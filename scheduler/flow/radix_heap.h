@@ -36,6 +36,7 @@ class RadixHeap {
   }
   // Which way ties come out. REQUIRES: Empty() (since Clear()).
   void SetLifo(bool lifo) { lifo_ = lifo; }
+  bool lifo() const { return lifo_; }
   // REQUIRES: !Empty().
   std::pair<int64_t, uint32_t> Pop() {
     // Bucket 0 holds the entries with the last key popped; last in, first
