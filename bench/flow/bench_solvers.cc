@@ -138,13 +138,20 @@ std::vector<Variant> Variants() {
              o.deep_ties = false;
            }),
       Leaf("incremental_leaf_wide", [](flow::LeafSspOptions& o) { o.deep_ties = false; }),
-      // incremental_leaf with a blocking flow after each single-source search,
-      // and that without settling deficits first among ties (the default
-      // before 2026-11-27's second session).
-      Leaf("incremental_leaf_bf", [](flow::LeafSspOptions& o) { o.blocking_flow = true; }),
+      // incremental_leaf with a blocking flow after no single-source search,
+      // or after every one; and the latter without settling deficits first
+      // among ties (the solver before 2026-11-27's second session).
+      Leaf("incremental_leaf_nobf",
+           [](flow::LeafSspOptions& o) {
+             o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kNever;
+           }),
+      Leaf("incremental_leaf_bf",
+           [](flow::LeafSspOptions& o) {
+             o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
+           }),
       Leaf("incremental_leaf_plain",
            [](flow::LeafSspOptions& o) {
-             o.blocking_flow = true;
+             o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
              o.eager_deficits = false;
            }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},

@@ -40,10 +40,11 @@
 //      distance a deficit is settled as soon as it is reached (the ties of
 //      a plateau — the cluster aggregator's thousands of computers — would
 //      otherwise all come first); potentials rise on the settled nodes,
-//      flow goes along the search tree to each deficit it reached, and (in
-//      a search from all sources, or as an option) when a settled deficit
-//      and some excess remain, a blocking flow over the zero-reduced-cost
-//      arcs sends the rest; repeated until no excess is left;
+//      flow goes along the search tree to each deficit it reached, and
+//      (after a deep search, and after every search from all sources)
+//      when a settled deficit and some excess remain, a blocking flow over
+//      the zero-reduced-cost arcs sends the rest; repeated until no excess
+//      is left;
 //   4. emit: the flow of every arc and the potentials (a leaf's derived).
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next
@@ -82,15 +83,19 @@ struct LeafSspOptions {
   bool deep_ties = true;
   // After a search from one source, a blocking flow over the arcs it made
   // zero-reduced-cost sends what the search tree could not (when a settled
-  // deficit and some of the source's excess are left). Off by default: at
-  // the burst it cost more than the searches it saved (docs/flow.md).
-  // Searches from every source always run it: there the tree gives each
-  // deficit one source.
-  bool blocking_flow = false;
+  // deficit and some of the source's excess are left): never, after deep
+  // searches only (the default), or after every search. A wide search
+  // (the first after a load) settles a wide plateau, and a blocking flow
+  // over it cost more than the searches it saved: at the benchmark's burst
+  // (d) 6.9 s with it against 4.4 s without. After deep searches it pays:
+  // the scheduler's burst took 8.8 s without it against 3.4 s with it
+  // (docs/flow.md). Searches from every source always run it: there the
+  // tree gives each deficit one source.
+  enum class BlockingFlow { kNever, kAfterDeepSearches, kAlways };
+  BlockingFlow blocking_flow = BlockingFlow::kAfterDeepSearches;
   // Among nodes at equal distance, a deficit reached at the distance being
-  // settled is settled next, and a hub's next leaf waits for the exits of
-  // the one before it. Off: ties come out as deep_ties says (the solver
-  // before 2026-11-27's second session, with blocking_flow on).
+  // settled is settled next. Off: ties come out in heap order (the solver
+  // before 2026-11-27's second session, with blocking_flow kAlways).
   bool eager_deficits = true;
 };
 

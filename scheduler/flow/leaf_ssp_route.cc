@@ -48,15 +48,6 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   entered_.push_back(w);
   entry_hub_[w] = u;
   ++stats_.leaf_events;
-  // The hub's next leaf comes out after this leaf's exits (at equal
-  // distances): pushed before them when ties come out last in, first out,
-  // after them otherwise. A hub whose many leaves tie (a job's waiting
-  // tasks) would otherwise let all of them in before the search went on.
-  const bool lifo = heap_.lifo() && options_.eager_deficits;
-  auto next = [&] {
-    if (!hubs_.Empty(u)) heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
-  };
-  if (lifo) next();
   const ArcId at = at_[w];
   const int64_t at_cost = arcs_[at].cost;
   const int64_t base = du - pot_[u] - at_cost;
@@ -69,7 +60,9 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
     Relax(c.head, base + price, a, u, kViaLeaf);
   }
   entry_key_[w] = best;
-  if (!lifo) next();
+  if (!hubs_.Empty(u)) {
+    heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
+  }
 }
 
 // Multi-source Dijkstra over the core from sources_, stopping once the
@@ -254,7 +247,10 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
     bool deficit = false, excess = false;
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
     for (NodeId r : roots_) excess |= excess_[r] > 0;
-    if (deficit && excess && (options_.blocking_flow || roots_.size() > 1)) {
+    using When = LeafSspOptions::BlockingFlow;
+    const bool blocking = roots_.size() > 1 || options_.blocking_flow == When::kAlways ||
+                          (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
+    if (deficit && excess && blocking) {
       GroupEntered();
       while (BuildLevels()) BlockingFlow();
     }
