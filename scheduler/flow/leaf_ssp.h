@@ -87,10 +87,10 @@ struct LeafSspOptions {
   // searches only (the default), or after every search. A wide search
   // (the first after a load) settles a wide plateau, and a blocking flow
   // over it cost more than the searches it saved: at the benchmark's burst
-  // (d) 6.9 s with it against 4.4 s without. After deep searches it pays:
-  // the scheduler's burst took 8.8 s without it against 3.4 s with it
-  // (docs/flow.md). Searches from every source always run it: there the
-  // tree gives each deficit one source.
+  // (d) 7.0 s with it against 3.9 s without. After deep searches it pays:
+  // without it (at 457db64) the scheduler's burst took 8.4 s, with it 3.1-3.5 s
+  // (docs/flow.md, "Deficits first among ties"). Searches from every source always run it: there
+  // the tree gives each deficit one source.
   enum class BlockingFlow { kNever, kAfterDeepSearches, kAlways };
   BlockingFlow blocking_flow = BlockingFlow::kAfterDeepSearches;
   // Among nodes at equal distance, a deficit reached at the distance being
