@@ -153,7 +153,13 @@ std::vector<Variant> Variants() {
            [](flow::LeafSspOptions& o) {
              o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
              o.eager_deficits = false;
+             o.finish_distance_units = 0;
            }),
+      // incremental_leaf whose searches stop at the first deficit that can
+      // absorb their sources' excess even when a blocking flow follows
+      // (the solver at commit dd6a33b).
+      Leaf("incremental_leaf_unfinished",
+           [](flow::LeafSspOptions& o) { o.finish_distance_units = 0; }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},
       // 128-bit from the start, factor 4, price refine on.
       CostScaling("cost_scaling_wide",

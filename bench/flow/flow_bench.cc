@@ -293,6 +293,7 @@ struct Runner {
           r["core_fixes"] = ls.core_fixes;
           r["excess_units"] = ls.excess_units;
           r["phases"] = ls.phases;
+          r["finished"] = ls.finished;
           r["settled"] = ls.settled;
           r["scanned"] = ls.scanned;
           r["leaf_events"] = ls.leaf_events;

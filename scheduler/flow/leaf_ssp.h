@@ -36,7 +36,10 @@
 //      otherwise; a violated core arc is saturated or emptied;
 //   3. route: Dijkstra over the core from one node with excess (by
 //      default; from all of them at once as an option), stopping once the
-//      deficits reached can absorb what it holds; among nodes at equal
+//      deficits reached can absorb what it holds (when a blocking flow
+//      follows and it holds many units, once the rest of that distance
+//      is settled too, so the blocking flow sees every path of that
+//      length); among nodes at equal
 //      distance a deficit is settled as soon as it is reached (the ties of
 //      a plateau — the cluster aggregator's thousands of computers — would
 //      otherwise all come first); potentials rise on the settled nodes,
@@ -97,6 +100,17 @@ struct LeafSspOptions {
   // settled is settled next. Off: ties come out in heap order (the solver
   // before 2026-11-27's second session, with blocking_flow kAlways).
   bool eager_deficits = true;
+  // A search that a blocking flow follows, from sources holding at least
+  // this many units, settles every node at the distance where it reached
+  // enough deficit before it stops, so that the blocking flow sends along
+  // every path of that length, not only through the nodes settled before
+  // the deficit. Without it the scheduler's burst (5,000 tasks of one job)
+  // took 916 searches at one distance, each sending a few units through
+  // the nodes its predecessor had happened to settle (docs/flow.md, "The
+  // blocking flow sees the whole distance"). A source holding a unit or
+  // two needs no blocking flow, and settling the rest of a wide plateau
+  // for it cost more than it saved. 0: never.
+  int64_t finish_distance_units = 16;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
@@ -115,6 +129,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t retracted = 0;     // deficits moved downstream
     int64_t excess_units = 0;   // units of excess left for routing
     uint64_t phases = 0;        // searches
+    uint64_t finished = 0;      // searches that settled all of their last distance
     uint64_t settled = 0;       // core nodes settled, all searches
     uint64_t scanned = 0;       // core arcs scanned, all searches
     uint64_t leaf_events = 0;   // leaves that entered a search
@@ -193,7 +208,9 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   Status Phase(int64_t total, const CancelFlag* cancel);
   void Drain(NodeId u);
   int64_t CollectSources(bool& stranded);
-  bool Search(const std::vector<NodeId>& roots, int64_t total, const CancelFlag* cancel);
+  // `finish`: settle all of the distance where it stops.
+  bool Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
+              const CancelFlag* cancel);
   void Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind);
   void LeafEvent(NodeId u, int64_t key);
   void Augment();

@@ -66,10 +66,11 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
 }
 
 // Multi-source Dijkstra over the core from sources_, stopping once the
-// deficits settled can absorb `total`; settled nodes' potentials rise by
+// deficits settled can absorb `total` (with `finish`, once every node at
+// that distance is settled too); settled nodes' potentials rise by
 // (radius - distance), which keeps every reduced cost non-negative and makes
 // the search tree's arcs zero. Returns false when no deficit was reached.
-bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
+bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
                            const CancelFlag* cancel) {
   if (++stamp_ == 0) {
     for (Label& l : label_) l.seen = l.done = 0;
@@ -87,6 +88,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
     heap_.Push(0, s);
   }
   int64_t reached = 0;
+  bool closing = false;     // enough deficit is settled: only the distance's ties are left
   size_t last_deficit = 0;  // settled_.size() when the last deficit was settled
   uint64_t scanned = 0;
   urgent_.clear();
@@ -101,6 +103,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
     } else {
       uint32_t item;
       std::tie(d, item) = heap_.Pop();
+      if (closing && d > radius_) break;
       current_ = d;
       if ((item & kEvent) != 0) {
         LeafEvent(item & ~kEvent, d);
@@ -117,8 +120,11 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total,
     if (excess_[u] < 0) {
       reached += -excess_[u];
       last_deficit = settled_.size();
-      if (reached >= total) break;
-    } else if (reached > 0 && settled_.size() > 2 * last_deficit + kSearchSlack) {
+      if (reached >= total) {
+        if (!finish) break;
+        closing = true;
+      }
+    } else if (!closing && reached > 0 && settled_.size() > 2 * last_deficit + kSearchSlack) {
       break;  // no deficit for a while: route what was found
     }
     const int64_t du = d - pot_[u];
@@ -237,8 +243,14 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   ++stats_.phases;
   entered_.clear();
+  using When = LeafSspOptions::BlockingFlow;
+  const bool blocking = roots_.size() > 1 || options_.blocking_flow == When::kAlways ||
+                        (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
+  const bool finish =
+      blocking && options_.finish_distance_units > 0 && total >= options_.finish_distance_units;
+  stats_.finished += finish;
   auto ts = SteadyClock::now();
-  const bool found = Search(roots_, total, cancel);
+  const bool found = Search(roots_, total, finish, cancel);
   stats_.search_ms += MsSince(ts);
   if (found && !IsCancelled(cancel)) {
     Augment();
@@ -247,9 +259,6 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
     bool deficit = false, excess = false;
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
     for (NodeId r : roots_) excess |= excess_[r] > 0;
-    using When = LeafSspOptions::BlockingFlow;
-    const bool blocking = roots_.size() > 1 || options_.blocking_flow == When::kAlways ||
-                          (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
     if (deficit && excess && blocking) {
       GroupEntered();
       while (BuildLevels()) BlockingFlow();

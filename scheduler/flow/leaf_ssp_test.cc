@@ -265,6 +265,47 @@ TEST(LeafSspTest, ADeficitReachedAtAPlateausDistanceEndsTheSearch) {
   EXPECT_GT(SettledRoutingThroughAPlateau(false), 300u);
 }
 
+// K computers, each running one task and with one slot left, all at one
+// potential with the sink (each one's arc to the sink carries a unit and
+// has room for another); the cluster node X reaches each by an empty arc.
+// A source of K units arrives at X in a solve that searches deep. Its
+// search reaches the sink through the first computer it settles, at the
+// distance of all K; stopping there, the blocking flow sees that one
+// computer only, and every other unit takes a search of its own. Settling
+// the rest of that distance first, one search and its blocking flow send
+// all K.
+uint64_t PhasesRoutingManyUnitsAtOneDistance(int64_t finish_distance_units) {
+  constexpr int kComputers = 50;
+  FlowGraph g;
+  NodeId sink = g.AddNode(-kComputers), x = g.AddNode(0);
+  for (int i = 0; i < kComputers; ++i) {
+    NodeId c = g.AddNode(0);
+    g.AddArc(x, c, 1, 0);
+    g.AddArc(c, sink, 2, 0);
+    g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
+  }
+  LeafSspOptions options;
+  options.finish_distance_units = finish_distance_units;
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  g.CommitChanges();
+  NodeId source = g.AddNode(kComputers);
+  g.AddArc(source, x, kComputers, 0);
+  g.SetSupply(sink, -2 * kComputers);
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "K units at X").ok());
+  EXPECT_TRUE(solver.stats().warm);
+  EXPECT_EQ(solver.stats().excess_units, kComputers);
+  return solver.stats().phases;
+}
+
+TEST(LeafSspTest, ASearchForManyUnitsSettlesItsLastDistanceForTheBlockingFlow) {
+  EXPECT_EQ(PhasesRoutingManyUnitsAtOneDistance(16), 1u);
+  EXPECT_EQ(PhasesRoutingManyUnitsAtOneDistance(0), 50u);
+}
+
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
   FlowGraph g;
   NodeId s = g.AddNode(-1), w = g.AddNode(1);
