@@ -122,6 +122,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
       last_deficit = settled_.size();
       if (reached >= total) {
         if (!finish) break;
+        stats_.finished += !closing;
         closing = true;
       }
     } else if (!closing && reached > 0 && settled_.size() > 2 * last_deficit + kSearchSlack) {
@@ -248,7 +249,6 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
                         (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
   const bool finish =
       blocking && options_.finish_distance_units > 0 && total >= options_.finish_distance_units;
-  stats_.finished += finish;
   auto ts = SteadyClock::now();
   const bool found = Search(roots_, total, finish, cancel);
   stats_.search_ms += MsSince(ts);

@@ -298,6 +298,7 @@ uint64_t PhasesRoutingManyUnitsAtOneDistance(int64_t finish_distance_units) {
   EXPECT_TRUE(SolveAndCheck(solver, g, sol, "K units at X").ok());
   EXPECT_TRUE(solver.stats().warm);
   EXPECT_EQ(solver.stats().excess_units, kComputers);
+  EXPECT_EQ(solver.stats().finished, finish_distance_units > 0 ? 1u : 0u);
   return solver.stats().phases;
 }
 
