@@ -389,14 +389,23 @@ Status LeafSspSolver::Emit(const FlowGraph& g, FlowSolution* out) {
     return InvalidArgument("the optimal cost " + WideToString(cost_) + " does not fit in 64 bits");
   }
   const size_t arcs = g.arc_id_bound(), nodes = g.node_id_bound();
-  ReserveWithSlack(out->flow, arcs);
-  out->flow.resize(arcs);
-  for (size_t a = 0; a < arcs; ++a) out->flow[a] = arcs_[a].flow;
   ReserveWithSlack(out->potential, nodes);
   out->potential.resize(nodes);
   if (nodes > 0) std::memcpy(out->potential.data(), pot_.data(), nodes * sizeof(int64_t));
+  // A leaf's potential is cost + p(hub) of the arc its unit is on: taken in
+  // the one pass over the arcs that copies the flows (the arcs lie in id
+  // order there; leaf by leaf, each leaf's arc is a miss of its own).
+  ReserveWithSlack(out->flow, arcs);
+  out->flow.resize(arcs);
+  for (size_t a = 0; a < arcs; ++a) {
+    const ArcCopy& c = arcs_[a];
+    out->flow[a] = c.flow;
+    if (c.flow > 0 && c.alive() && leaf_[c.tail] && at_[c.tail] == a) {
+      out->potential[c.tail] = c.cost + pot_[c.head];
+    }
+  }
   for (NodeId n = 0; n < nodes; ++n) {
-    if (leaf_[n]) out->potential[n] = LeafPotential(n);
+    if (leaf_[n] && at_[n] == kNoId) out->potential[n] = LeafPotential(n);
   }
   out->cost = static_cast<int64_t>(cost_);
   return Status::Ok();
