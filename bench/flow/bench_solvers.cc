@@ -157,7 +157,7 @@ std::vector<Variant> Variants() {
            }),
       // incremental_leaf whose searches stop at the first deficit that can
       // absorb their sources' excess even when a blocking flow follows
-      // (the solver at commit dd6a33b).
+      // (searching as the solver did at commit dd6a33b).
       Leaf("incremental_leaf_unfinished",
            [](flow::LeafSspOptions& o) { o.finish_distance_units = 0; }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},

@@ -108,8 +108,9 @@ struct LeafSspOptions {
   // took 916 searches at one distance, each sending a few units through
   // the nodes its predecessor had happened to settle (docs/flow.md, "The
   // blocking flow sees the whole distance"). A source holding a unit or
-  // two needs no blocking flow, and settling the rest of a wide plateau
-  // for it cost more than it saved. 0: never.
+  // two has little for a blocking flow to send; finishing for sources of 2
+  // or 4 units made other rounds slower in the one run measured of each.
+  // 0: never.
   int64_t finish_distance_units = 16;
 };
 
@@ -129,7 +130,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t retracted = 0;     // deficits moved downstream
     int64_t excess_units = 0;   // units of excess left for routing
     uint64_t phases = 0;        // searches
-    uint64_t finished = 0;      // searches that settled all of their last distance
+    uint64_t finished = 0;      // searches that went on past their deficit to settle that distance
     uint64_t settled = 0;       // core nodes settled, all searches
     uint64_t scanned = 0;       // core arcs scanned, all searches
     uint64_t leaf_events = 0;   // leaves that entered a search
