@@ -154,12 +154,20 @@ std::vector<Variant> Variants() {
              o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
              o.eager_deficits = false;
              o.finish_distance_units = 0;
+             o.batch_after_flat_searches = 0;
            }),
       // incremental_leaf whose searches stop at the first deficit that can
       // absorb their sources' excess even when a blocking flow follows
       // (searching as the solver did at commit dd6a33b).
       Leaf("incremental_leaf_unfinished",
-           [](flow::LeafSspOptions& o) { o.finish_distance_units = 0; }),
+           [](flow::LeafSspOptions& o) {
+             o.finish_distance_units = 0;
+             o.batch_after_flat_searches = 0;
+           }),
+      // incremental_leaf that never turns a run of flat searches into one
+      // from every source (the solver at commit f00aed0).
+      Leaf("incremental_leaf_nobatch",
+           [](flow::LeafSspOptions& o) { o.batch_after_flat_searches = 0; }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},
       // 128-bit from the start, factor 4, price refine on.
       CostScaling("cost_scaling_wide",

@@ -294,6 +294,7 @@ struct Runner {
           r["excess_units"] = ls.excess_units;
           r["phases"] = ls.phases;
           r["finished"] = ls.finished;
+          r["batched"] = ls.batched;
           r["settled"] = ls.settled;
           r["scanned"] = ls.scanned;
           r["leaf_events"] = ls.leaf_events;

@@ -39,7 +39,8 @@
 //      deficits reached can absorb what it holds (when a blocking flow
 //      follows and it holds many units, once the rest of that distance
 //      is settled too, so the blocking flow sees every path of that
-//      length); among nodes at equal
+//      length; after a run of searches that moved no potential, the next
+//      starts from every source); among nodes at equal
 //      distance a deficit is settled as soon as it is reached (the ties of
 //      a plateau — the cluster aggregator's thousands of computers — would
 //      otherwise all come first); potentials rise on the settled nodes,
@@ -110,8 +111,17 @@ struct LeafSspOptions {
   // blocking flow sees the whole distance"). A source holding a unit or
   // two has little for a blocking flow to send; finishing for sources of 2
   // or 4 units made other rounds slower in the one run measured of each.
-  // 0: never.
+  // 0: never. A search that stops because no deficit came for a while
+  // (kSearchSlack) settles the rest of its distance too.
   int64_t finish_distance_units = 16;
+  // After this many searches in a row from one source each that moved no
+  // potential (each found its deficits at distance 0), the next search
+  // starts from every source at once: the units left can go at today's
+  // potentials, and its blocking flow sends them in one go where those
+  // searches would send a few each. The scheduler's burst took 231
+  // searches without it, 1.0 s; with it about 120 ms (docs/flow.md, "A
+  // search from every source after a flat run"). 0: never.
+  int64_t batch_after_flat_searches = 16;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
@@ -131,6 +141,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     int64_t excess_units = 0;   // units of excess left for routing
     uint64_t phases = 0;        // searches
     uint64_t finished = 0;      // searches that went on past their deficit to settle that distance
+    uint64_t batched = 0;       // searches from every source after a run of flat ones
     uint64_t settled = 0;       // core nodes settled, all searches
     uint64_t scanned = 0;       // core arcs scanned, all searches
     uint64_t leaf_events = 0;   // leaves that entered a search

@@ -126,7 +126,11 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
         closing = true;
       }
     } else if (!closing && reached > 0 && settled_.size() > 2 * last_deficit + kSearchSlack) {
-      break;  // no deficit for a while: route what was found
+      // No deficit for a while: route what was found (after the rest of
+      // this distance, for the blocking flow, when finishing).
+      if (!finish) break;
+      ++stats_.finished;
+      closing = true;
     }
     const int64_t du = d - pot_[u];
     for (ArcId a : out_[u]) {
@@ -321,10 +325,28 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
     // sources are found once (after the drain) and taken in turn.
     for (NodeId s : sources_) Drain(s);
     CollectSources(stranded);
+    // A run of searches that moved no potential (each found its deficits
+    // at distance 0) says the units left can go at today's potentials:
+    // the next search starts from every source at once.
+    int64_t flat = 0;
     for (NodeId s : sources_) {
       while (result.ok() && excess_[s] > 0) {
+        if (options_.batch_after_flat_searches > 0 && flat >= options_.batch_after_flat_searches) {
+          flat = 0;
+          int64_t total = 0;
+          roots_.clear();
+          for (NodeId r : sources_) {
+            if (excess_[r] <= 0) continue;
+            roots_.push_back(r);
+            total += excess_[r];
+          }
+          ++stats_.batched;
+          result = Phase(total, cancel);
+          continue;
+        }
         roots_.assign(1, s);
         result = Phase(excess_[s], cancel);
+        flat = radius_ == 0 ? flat + 1 : 0;
       }
       if (!result.ok()) break;
     }

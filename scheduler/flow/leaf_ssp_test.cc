@@ -307,6 +307,43 @@ TEST(LeafSspTest, ASearchForManyUnitsSettlesItsLastDistanceForTheBlockingFlow) {
   EXPECT_EQ(PhasesRoutingManyUnitsAtOneDistance(0), 50u);
 }
 
+// 40 sources of 2 units each reach the cluster node X at no cost, and X
+// reaches 80 computers tied with the sink, each with one slot left. Each
+// search from one source stops at the first computer it settles and sends
+// one unit (2 units are too few to settle the rest of the distance): 80
+// searches, none moving a potential. After a run of such flat searches
+// one search from every source sends all that is left.
+uint64_t PhasesRoutingFromManySmallSources(int64_t batch_after_flat_searches) {
+  constexpr int kSources = 40, kComputers = 2 * kSources;
+  FlowGraph g;
+  NodeId sink = g.AddNode(-kComputers), x = g.AddNode(0);
+  for (int i = 0; i < kComputers; ++i) {
+    NodeId c = g.AddNode(0);
+    g.AddArc(x, c, 1, 0);
+    g.AddArc(c, sink, 2, 0);
+    g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
+  }
+  LeafSspOptions options;
+  options.batch_after_flat_searches = batch_after_flat_searches;
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  g.CommitChanges();
+  for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
+  g.SetSupply(sink, -2 * kComputers);
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "40 sources of 2 units").ok());
+  EXPECT_EQ(solver.stats().excess_units, kComputers);
+  EXPECT_EQ(solver.stats().batched, batch_after_flat_searches > 0 ? 1u : 0u);
+  return solver.stats().phases;
+}
+
+TEST(LeafSspTest, ARunOfFlatSearchesIsFollowedByOneFromEverySource) {
+  EXPECT_EQ(PhasesRoutingFromManySmallSources(16), 17u);
+  EXPECT_EQ(PhasesRoutingFromManySmallSources(0), 80u);
+}
+
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
   FlowGraph g;
   NodeId s = g.AddNode(-1), w = g.AddNode(1);
