@@ -268,80 +268,68 @@ TEST(LeafSspTest, ADeficitReachedAtAPlateausDistanceEndsTheSearch) {
 // K computers, each running one task and with one slot left, all at one
 // potential with the sink (each one's arc to the sink carries a unit and
 // has room for another); the cluster node X reaches each by an empty arc.
-// A source of K units arrives at X in a solve that searches deep. Its
-// search reaches the sink through the first computer it settles, at the
-// distance of all K; stopping there, the blocking flow sees that one
-// computer only, and every other unit takes a search of its own. Settling
-// the rest of that distance first, one search and its blocking flow send
-// all K.
-uint64_t PhasesRoutingManyUnitsAtOneDistance(int64_t finish_distance_units) {
-  constexpr int kComputers = 50;
+// The solver solves it, then once more unchanged (the wide solve after a
+// load), so that its next solve searches deep; `arrive` then adds sources
+// of K units in all at X, and that solve's stats are returned.
+template <typename Arrive>
+LeafSspSolver::Stats UnitsArriveAtTiedComputers(int computers, LeafSspOptions options,
+                                                Arrive arrive) {
   FlowGraph g;
-  NodeId sink = g.AddNode(-kComputers), x = g.AddNode(0);
-  for (int i = 0; i < kComputers; ++i) {
+  NodeId sink = g.AddNode(-computers), x = g.AddNode(0);
+  for (int i = 0; i < computers; ++i) {
     NodeId c = g.AddNode(0);
     g.AddArc(x, c, 1, 0);
     g.AddArc(c, sink, 2, 0);
     g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
   }
-  LeafSspOptions options;
-  options.finish_distance_units = finish_distance_units;
   LeafSspSolver solver(options);
   FlowSolution sol;
   EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
   g.CommitChanges();
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
   g.CommitChanges();
-  NodeId source = g.AddNode(kComputers);
-  g.AddArc(source, x, kComputers, 0);
-  g.SetSupply(sink, -2 * kComputers);
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "K units at X").ok());
+  arrive(g, x);
+  g.SetSupply(sink, -2 * computers);
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "units arrive at X").ok());
   EXPECT_TRUE(solver.stats().warm);
-  EXPECT_EQ(solver.stats().excess_units, kComputers);
-  EXPECT_EQ(solver.stats().finished, finish_distance_units > 0 ? 1u : 0u);
-  return solver.stats().phases;
+  EXPECT_EQ(solver.stats().excess_units, computers);
+  return solver.stats();
 }
 
+// One source of 50 units. Its search reaches the sink through the first
+// computer it settles, at the distance of all 50; stopping there, the
+// blocking flow sees that one computer only, and every other unit takes a
+// search of its own. Settling the rest of that distance first, one search
+// and its blocking flow send all 50.
 TEST(LeafSspTest, ASearchForManyUnitsSettlesItsLastDistanceForTheBlockingFlow) {
-  EXPECT_EQ(PhasesRoutingManyUnitsAtOneDistance(16), 1u);
-  EXPECT_EQ(PhasesRoutingManyUnitsAtOneDistance(0), 50u);
+  auto one_source = [](FlowGraph& g, NodeId x) { g.AddArc(g.AddNode(50), x, 50, 0); };
+  LeafSspOptions finish, stop;
+  stop.finish_distance_units = 0;
+  const LeafSspSolver::Stats with = UnitsArriveAtTiedComputers(50, finish, one_source);
+  EXPECT_EQ(with.phases, 1u);
+  EXPECT_EQ(with.finished, 1u);
+  const LeafSspSolver::Stats without = UnitsArriveAtTiedComputers(50, stop, one_source);
+  EXPECT_EQ(without.phases, 50u);
+  EXPECT_EQ(without.finished, 0u);
 }
 
-// 40 sources of 2 units each reach the cluster node X at no cost, and X
-// reaches 80 computers tied with the sink, each with one slot left. Each
-// search from one source stops at the first computer it settles and sends
-// one unit (2 units are too few to settle the rest of the distance): 80
-// searches, none moving a potential. After a run of such flat searches
-// one search from every source sends all that is left.
-uint64_t PhasesRoutingFromManySmallSources(int64_t batch_after_flat_searches) {
-  constexpr int kSources = 40, kComputers = 2 * kSources;
-  FlowGraph g;
-  NodeId sink = g.AddNode(-kComputers), x = g.AddNode(0);
-  for (int i = 0; i < kComputers; ++i) {
-    NodeId c = g.AddNode(0);
-    g.AddArc(x, c, 1, 0);
-    g.AddArc(c, sink, 2, 0);
-    g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
-  }
-  LeafSspOptions options;
-  options.batch_after_flat_searches = batch_after_flat_searches;
-  LeafSspSolver solver(options);
-  FlowSolution sol;
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
-  g.CommitChanges();
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
-  g.CommitChanges();
-  for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
-  g.SetSupply(sink, -2 * kComputers);
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "40 sources of 2 units").ok());
-  EXPECT_EQ(solver.stats().excess_units, kComputers);
-  EXPECT_EQ(solver.stats().batched, batch_after_flat_searches > 0 ? 1u : 0u);
-  return solver.stats().phases;
-}
-
+// 40 sources of 2 units each. Each search from one source stops at the
+// first computer it settles and sends one unit (2 units are too few to
+// settle the rest of the distance): 80 searches, none moving a potential.
+// After a run of 16 such flat searches one search from every source sends
+// all that is left.
 TEST(LeafSspTest, ARunOfFlatSearchesIsFollowedByOneFromEverySource) {
-  EXPECT_EQ(PhasesRoutingFromManySmallSources(16), 17u);
-  EXPECT_EQ(PhasesRoutingFromManySmallSources(0), 80u);
+  auto small_sources = [](FlowGraph& g, NodeId x) {
+    for (int i = 0; i < 40; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
+  };
+  LeafSspOptions batch, never;
+  never.batch_after_flat_searches = 0;
+  const LeafSspSolver::Stats with = UnitsArriveAtTiedComputers(80, batch, small_sources);
+  EXPECT_EQ(with.phases, 17u);
+  EXPECT_EQ(with.batched, 1u);
+  const LeafSspSolver::Stats without = UnitsArriveAtTiedComputers(80, never, small_sources);
+  EXPECT_EQ(without.phases, 80u);
+  EXPECT_EQ(without.batched, 0u);
 }
 
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
