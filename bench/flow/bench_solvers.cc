@@ -165,7 +165,8 @@ std::vector<Variant> Variants() {
              o.batch_after_flat_searches = 0;
            }),
       // incremental_leaf that never turns a run of flat searches into one
-      // from every source (the solver at commit f00aed0).
+      // from every source (its searches that stop for want of a deficit
+      // still finish their distance, which they did not at f00aed0).
       Leaf("incremental_leaf_nobatch",
            [](flow::LeafSspOptions& o) { o.batch_after_flat_searches = 0; }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},

@@ -116,11 +116,11 @@ struct LeafSspOptions {
   int64_t finish_distance_units = 16;
   // After this many searches in a row from one source each that moved no
   // potential (each found its deficits at distance 0), the next search
-  // starts from every source at once: the units left can go at today's
-  // potentials, and its blocking flow sends them in one go where those
-  // searches would send a few each. The scheduler's burst round took
-  // 0.6-1.3 s without it (about 231 searches), 0.18-0.30 s with it
-  // (docs/flow.md, "A search from every source after a flat run"). 0: never.
+  // starts from every source that holds excess, if two or more do: the
+  // units left may well go at today's potentials, and then its blocking
+  // flow sends them in one go where those searches would send a few each. The scheduler's burst
+  // round took 0.6-1.3 s without it (about 231 searches), 0.18-0.30 s with it (docs/flow.md, "A
+  // search from every source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
 };
 
@@ -140,7 +140,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t retracted = 0;     // deficits moved downstream
     int64_t excess_units = 0;   // units of excess left for routing
     uint64_t phases = 0;        // searches
-    uint64_t finished = 0;      // searches that went on past their deficit to settle that distance
+    uint64_t finished = 0;      // searches that went on past their stop to settle that distance
     uint64_t batched = 0;       // searches from every source after a run of flat ones
     uint64_t settled = 0;       // core nodes settled, all searches
     uint64_t scanned = 0;       // core arcs scanned, all searches

@@ -66,8 +66,9 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
 }
 
 // Multi-source Dijkstra over the core from sources_, stopping once the
-// deficits settled can absorb `total` (with `finish`, once every node at
-// that distance is settled too); settled nodes' potentials rise by
+// deficits settled can absorb `total`, or once no deficit has come for a
+// while (with `finish`, either way once every node at that distance is
+// settled too); settled nodes' potentials rise by
 // (radius - distance), which keeps every reduced cost non-negative and makes
 // the search tree's arcs zero. Returns false when no deficit was reached.
 bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
@@ -326,7 +327,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
     for (NodeId s : sources_) Drain(s);
     CollectSources(stranded);
     // A run of searches that moved no potential (each found its deficits
-    // at distance 0) says the units left can go at today's potentials:
+    // at distance 0) suggests the units left can go at today's potentials:
     // the next search starts from every source at once.
     int64_t flat = 0;
     for (NodeId s : sources_) {
@@ -340,9 +341,11 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
             roots_.push_back(r);
             total += excess_[r];
           }
-          ++stats_.batched;
-          result = Phase(total, cancel);
-          continue;
+          if (roots_.size() > 1) {
+            ++stats_.batched;
+            result = Phase(total, cancel);
+            continue;
+          }
         }
         roots_.assign(1, s);
         result = Phase(excess_[s], cancel);
