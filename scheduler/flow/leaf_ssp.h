@@ -88,13 +88,13 @@ struct LeafSspOptions {
   // After a search from one source, a blocking flow over the arcs it made
   // zero-reduced-cost sends what the search tree could not (when a settled
   // deficit and some of the source's excess are left): never, after deep
-  // searches only (the default), or after every search. A wide search
-  // (the first after a load) settles a wide plateau, and a blocking flow
-  // over it cost more than the searches it saved: at the benchmark's burst
-  // (d) 7.0 s with it against 3.9 s without. After deep searches it pays:
-  // without it (at 457db64) the scheduler's burst took 8.4 s, with it 3.1-3.5 s
-  // (docs/flow.md, "Deficits first among ties"). Searches from every source always run it: there
-  // the tree gives each deficit one source.
+  // searches only (the default), or after every search. A wide search (the
+  // first after a load) settles a wide plateau, and a blocking flow over it
+  // cost more than the searches it saved: at the benchmark's burst (d) 7.0 s
+  // with it against 3.9 s without. After deep searches it pays: without it
+  // (at 457db64) the scheduler's burst took 8.4 s, with it 3.1-3.5 s
+  // (docs/flow.md, "Deficits first among ties"). Searches from every source
+  // always run it: there the tree gives each deficit one source.
   enum class BlockingFlow { kNever, kAfterDeepSearches, kAlways };
   BlockingFlow blocking_flow = BlockingFlow::kAfterDeepSearches;
   // Among nodes at equal distance, a deficit reached at the distance being
@@ -118,9 +118,10 @@ struct LeafSspOptions {
   // potential (each found its deficits at distance 0), the next search
   // starts from every source that holds excess, if two or more do: the
   // units left may well go at today's potentials, and then its blocking
-  // flow sends them in one go where those searches would send a few each. The scheduler's burst
-  // round took 0.6-1.3 s without it (about 231 searches), 0.18-0.30 s with it (docs/flow.md, "A
-  // search from every source after a flat run"). 0: never.
+  // flow sends them in one go where those searches would send a few each.
+  // The scheduler's burst round took 0.6-2.2 s without it (about 231
+  // searches), 0.18-0.32 s with it (docs/flow.md, "A search from every
+  // source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
 };
 

@@ -226,8 +226,8 @@ TEST(LeafSspTest, LeavesBecomeCoreAndBackWithTheirArcs) {
 // A plateau: the cluster node X sends one unit to each of K full
 // computers, and one to computer F, which has a slot left (the computers'
 // slots are a little cheaper, so the optimum fills them first); X, the
-// computers, F and the sink sit at one potential. A new task that can only go through X
-// makes X a source whose search reaches the sink through F at distance 0,
+// computers, F and the sink sit at one potential. A new task that can only
+// go through X makes X a source whose search reaches the sink through F at distance 0,
 // tied with the K computers. Settled as soon as it is reached, the sink
 // ends the search after a handful of nodes; taken in its turn among the
 // ties (the solver's old order), only after all K computers.
@@ -270,7 +270,7 @@ TEST(LeafSspTest, ADeficitReachedAtAPlateausDistanceEndsTheSearch) {
 // has room for another); the cluster node X reaches each by an empty arc.
 // The solver solves it, then once more unchanged (the wide solve after a
 // load), so that its next solve searches deep; `arrive` then adds sources
-// at X (sinks' demands made to match), and that solve's stats are returned.
+// at X (the sink's demand made to match), and that solve's stats are returned.
 template <typename Arrive>
 LeafSspSolver::Stats UnitsArriveAtTiedComputers(int computers, int sink_takes,
                                                 LeafSspOptions options, Arrive arrive) {
