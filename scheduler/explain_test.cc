@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 
 #include "scheduler/policy_factory.h"
 #include "scheduler/quincy_policy.h"
@@ -319,7 +320,7 @@ TEST(ExplainTest, QuincyDescribeAndLastRound) {
   EXPECT_EQ(desc["parameters"]["omega"], 0.5);
   EXPECT_EQ(desc["parameters"]["xi"], 2.0);
   EXPECT_EQ(desc["parameters"]["max_cost"], 1000.0);
-  EXPECT_EQ(desc["parameters"]["solver"], "incremental");
+  EXPECT_EQ(desc["parameters"]["solver"], std::string(kSchedulerSolver));
   ASSERT_EQ(desc["jobs"].size(), 2u);
   for (const json& j : desc["jobs"]) {
     EXPECT_EQ(j["fair_share"], 2) << j.dump();
@@ -329,7 +330,7 @@ TEST(ExplainTest, QuincyDescribeAndLastRound) {
   }
   const json& round = desc["last_round"];
   EXPECT_GT(round["rounds"].get<int>(), 0);
-  EXPECT_EQ(round["solver"], "incremental");
+  EXPECT_EQ(round["solver"], std::string(kSchedulerSolver));
   EXPECT_GT(round["nodes"].get<int>(), 0);
   EXPECT_GT(round["arcs"].get<int>(), 0);
   EXPECT_EQ(round["solve_ms"], 0.0);  // no stats clock

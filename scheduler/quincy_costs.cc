@@ -66,7 +66,10 @@ QuincyArcCosts ComputeQuincyCosts(const QuincyCostParams& p, const TaskLocality&
   if (running) {
     TransferBytes here = ComputerBytes(loc, running->computer, running->rack, num_racks);
     int64_t invested = RoundMilli(static_cast<long double>(times.running.count()) / 1e3L);
-    out.running = DataCostMilli(p, here) - invested;
+    // No dearer than reaching the same computer afresh through X or its rack.
+    const int64_t fresh = std::min({DataCostMilli(p, here), out.any_computer,
+                                    DataCostMilli(p, RackBytes(loc, running->rack, num_racks))});
+    out.running = fresh - invested - kRunningTieBreakMilli;
   }
   out.computers.reserve(loc.computers.size());
   for (const PreferredComputer& c : loc.computers) {

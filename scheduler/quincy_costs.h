@@ -77,6 +77,22 @@ struct QuincyArcCosts {
   std::optional<int64_t> running;  // γ for the computer it runs on
 };
 
+// A running task's cost where it runs (γ = d* − p*) takes for d* the
+// cheapest way the same task could reach that computer afresh: its own
+// arc, the cluster node X (α) or its rack's node (ρ). The appendix's
+// approximations can price a computer outside the preferred lists above α
+// (the rack's (X^X / P, X^X) against the worst computer's (R^X, X^X)); then
+// a running task there cost more than an identical waiting one placed on the
+// same computer through X, so the flow killed it and started the other,
+// and in the next round did the same to that one (the simulator's
+// constrained QFPX runs, with the leaf solver, rotated three tasks of a job
+// between two computers at one instant without end). And it is one
+// milli-unit (a thousandth of a paper unit) below that, so that a task
+// that has just started (θ = 0) is kept where an identical waiting one
+// would cost the same (without it the paper's QP runs rotated two tasks at
+// one instant).
+inline constexpr int64_t kRunningTieBreakMilli = 1;
+
 // ψ R + ξ X in milli-units (uncapped).
 int64_t DataCostMilli(const QuincyCostParams& p, TransferBytes bytes);
 // ω ν in milli-units (uncapped).

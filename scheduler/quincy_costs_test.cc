@@ -68,10 +68,16 @@ TEST(QuincyCostsTest, RunningCostFallsWithRunningTime) {
   t.running = Duration{2'000'000};
   QuincyArcCosts c = ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8);
   ASSERT_TRUE(c.running.has_value());
-  EXPECT_EQ(*c.running, 5000 - 2000);
+  EXPECT_EQ(*c.running, 5000 - 2000 - kRunningTieBreakMilli);
   EXPECT_EQ(c.computers[0], *c.running);
   t.running = Duration{3'000'000};
-  EXPECT_EQ(*ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8).running, 2000);
+  EXPECT_EQ(*ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8).running,
+            2000 - kRunningTieBreakMilli);
+  // Just started, it costs less where it runs than it would waiting for
+  // that computer: among equal placements the running task stays.
+  t.running = Duration{0};
+  EXPECT_LT(*ComputeQuincyCosts(p, Example(), t, RunningOn{17, 2}, 8).running,
+            ComputeQuincyCosts(p, Example(), t, std::nullopt, 8).computers[0]);
 }
 
 TEST(QuincyCostsTest, ApproximationsForNonPreferredRacksAndComputers) {
@@ -85,7 +91,24 @@ TEST(QuincyCostsTest, ApproximationsForNonPreferredRacksAndComputers) {
   QuincyCostParams p;
   TaskTimes t;
   QuincyArcCosts c = ComputeQuincyCosts(p, loc, t, RunningOn{40, 5}, 8);
-  EXPECT_EQ(*c.running, DataCostMilli(p, other));
+  EXPECT_EQ(*c.running, DataCostMilli(p, other) - kRunningTieBreakMilli);
+}
+
+// The approximations can price a computer outside the preferred lists
+// above the worst computer (α): with R^X = 0, a non-preferred rack's
+// (X^X / P, X^X) costs more than (0, X^X). A task running there costs no
+// more than reaching that computer afresh through X would.
+TEST(QuincyCostsTest, ARunningTaskCostsNoMoreThanReachingItsComputerAfresh) {
+  TaskLocality loc;
+  loc.worst = {0, 4 * kGB};
+  QuincyCostParams p;
+  const int64_t alpha = DataCostMilli(p, loc.worst);                 // 8000
+  ASSERT_GT(DataCostMilli(p, ComputerBytes(loc, 40, 5, 8)), alpha);  // 8500
+  TaskTimes t;
+  t.running = Duration{3'000'000};
+  QuincyArcCosts c = ComputeQuincyCosts(p, loc, t, RunningOn{40, 5}, 8);
+  EXPECT_EQ(c.any_computer, alpha);
+  EXPECT_EQ(*c.running, alpha - 3000 - kRunningTieBreakMilli);
 }
 
 }  // namespace

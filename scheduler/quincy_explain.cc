@@ -219,6 +219,13 @@ void QuincyExplainer::Parts(const TaskInfo& t, const QuincyGraph::SolvedTask& st
                       : a.to == ArcTo::kRack
                           ? RackBytes(t.locality, a.id, racks)
                           : ComputerBytes(t.locality, a.id, s_.rack_of(a.id), racks);
+    if (a.running) {
+      // d*: the cheapest way to reach its computer afresh (ComputeQuincyCosts).
+      for (TransferBytes other :
+           {t.locality.worst, RackBytes(t.locality, s_.rack_of(a.id), racks)}) {
+        if (DataCostMilli(cp, other) < DataCostMilli(cp, b)) b = other;
+      }
+    }
     const int64_t data = DataCostMilli(cp, b);
     const int64_t rack = DataCostMilli(cp, {b.rack, 0});
     part("rack_switch", rack);
@@ -226,6 +233,7 @@ void QuincyExplainer::Parts(const TaskInfo& t, const QuincyGraph::SolvedTask& st
     *inputs = {{"rack_bytes", b.rack}, {"core_bytes", b.core}, {"psi", cp.psi}, {"xi", cp.xi}};
     if (a.running) {
       part("run_time", -InvestedMilli(ran));
+      part("tie_break", -kRunningTieBreakMilli);
       (*inputs)["ran_s"] = ToSeconds(ran);
     }
   }

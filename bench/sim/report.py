@@ -551,8 +551,10 @@ def makespan_evidence(unc, ideal, fp):
     lost = mean(job_sum(r, "slot_seconds", lambda n: n == "PrimeLarge") - pl_ideal_work
                 for r in qfp)
     out.append("- The costs are the appendix's: a running task's arc costs d* − θ (θ = its "
-               "total seconds running, summed over attempts), a waiting task's wait and data "
-               "costs are capped at Ω (`scheduler/quincy_costs.cc`, tests in "
+               "total seconds running, summed over attempts; two details are ours: d* is the "
+               "cheapest way to reach its computer afresh, and a thousandth of a unit less "
+               "breaks ties towards the running task, docs/scheduler.md), a waiting task's "
+               "wait and data costs are capped at Ω (`scheduler/quincy_costs.cc`, tests in "
                "`quincy_costs_test.cc`). They do what the appendix says: the %s PrimeLarge "
                "preemptions per QFP run lose %s slot-seconds in all, %s s each on average against "
                "tasks of %s s — the flow kills the youngest attempts, not the long runners."

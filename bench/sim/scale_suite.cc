@@ -46,9 +46,10 @@ const std::vector<ScaleSolver>& Solvers() {
       {"race",
        "race: relaxation vs incremental_tiered, hedged (Firmament §6.1; copse flow's default)",
        1000, 20},
-      {"incremental", "incremental successive shortest paths (the scheduler's default)", 1000, 20},
+      {"incremental", "incremental successive shortest paths", 1000, 20},
       {"incremental_leaf",
-       "incremental successive shortest paths over the graph's core, tasks as leaves (issue 16)",
+       "incremental successive shortest paths over the graph's core, tasks as leaves (the "
+       "scheduler's default)",
        1000, 20},
   };
   return kAll;
