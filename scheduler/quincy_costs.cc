@@ -52,6 +52,15 @@ TransferBytes ComputerBytes(const TaskLocality& loc, int32_t computer, int32_t r
   return RackBytes(loc, rack, num_racks);
 }
 
+TransferBytes RunningBytes(const QuincyCostParams& p, const TaskLocality& loc, int32_t computer,
+                           int32_t rack, int32_t num_racks) {
+  TransferBytes best = ComputerBytes(loc, computer, rack, num_racks);
+  for (TransferBytes other : {loc.worst, RackBytes(loc, rack, num_racks)}) {
+    if (DataCostMilli(p, other) < DataCostMilli(p, best)) best = other;
+  }
+  return best;
+}
+
 QuincyArcCosts ComputeQuincyCosts(const QuincyCostParams& p, const TaskLocality& loc,
                                   const TaskTimes& times, std::optional<RunningOn> running,
                                   int32_t num_racks) {
@@ -64,12 +73,9 @@ QuincyArcCosts ComputeQuincyCosts(const QuincyCostParams& p, const TaskLocality&
   out.racks.reserve(loc.racks.size());
   for (const PreferredRack& r : loc.racks) out.racks.push_back(capped(DataCostMilli(p, r.bytes)));
   if (running) {
-    TransferBytes here = ComputerBytes(loc, running->computer, running->rack, num_racks);
+    TransferBytes here = RunningBytes(p, loc, running->computer, running->rack, num_racks);
     int64_t invested = RoundMilli(static_cast<long double>(times.running.count()) / 1e3L);
-    // No dearer than reaching the same computer afresh through X or its rack.
-    const int64_t fresh = std::min({DataCostMilli(p, here), out.any_computer,
-                                    DataCostMilli(p, RackBytes(loc, running->rack, num_racks))});
-    out.running = fresh - invested - kRunningTieBreakMilli;
+    out.running = DataCostMilli(p, here) - invested - kRunningTieBreakMilli;
   }
   out.computers.reserve(loc.computers.size());
   for (const PreferredComputer& c : loc.computers) {

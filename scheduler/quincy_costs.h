@@ -111,6 +111,11 @@ TransferBytes RackBytes(const TaskLocality& loc, int32_t rack, int32_t num_racks
 // Byte counts for computer `computer` in rack `rack`.
 TransferBytes ComputerBytes(const TaskLocality& loc, int32_t computer, int32_t rack,
                             int32_t num_racks);
+// d* of a task running on `computer` in `rack`: the byte counts of the
+// cheapest way to reach that computer afresh — its own, X's worst computer
+// or its rack's (kRunningTieBreakMilli above says why).
+TransferBytes RunningBytes(const QuincyCostParams& p, const TaskLocality& loc, int32_t computer,
+                           int32_t rack, int32_t num_racks);
 
 // All arc costs of a worker task. `running` names the computer it runs on,
 // if any; its arc there gets the running cost instead of γ (when that

@@ -216,16 +216,9 @@ void QuincyExplainer::Parts(const TaskInfo& t, const QuincyGraph::SolvedTask& st
   } else {
     const int32_t racks = s_.num_racks();
     TransferBytes b = a.to == ArcTo::kCluster ? t.locality.worst
-                      : a.to == ArcTo::kRack
-                          ? RackBytes(t.locality, a.id, racks)
-                          : ComputerBytes(t.locality, a.id, s_.rack_of(a.id), racks);
-    if (a.running) {
-      // d*: the cheapest way to reach its computer afresh (ComputeQuincyCosts).
-      for (TransferBytes other :
-           {t.locality.worst, RackBytes(t.locality, s_.rack_of(a.id), racks)}) {
-        if (DataCostMilli(cp, other) < DataCostMilli(cp, b)) b = other;
-      }
-    }
+                      : a.to == ArcTo::kRack  ? RackBytes(t.locality, a.id, racks)
+                      : a.running ? RunningBytes(cp, t.locality, a.id, s_.rack_of(a.id), racks)
+                                  : ComputerBytes(t.locality, a.id, s_.rack_of(a.id), racks);
     const int64_t data = DataCostMilli(cp, b);
     const int64_t rack = DataCostMilli(cp, {b.rack, 0});
     part("rack_switch", rack);
