@@ -163,11 +163,26 @@ Result<std::string> RunCopse(const std::filesystem::path& bin_dir,
   return r.out;
 }
 
+bool PortWasTaken(std::string_view cluster_up_output) {
+  return cluster_up_output.find("Address already in use") != std::string_view::npos;
+}
+
 Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::Start(
     const std::filesystem::path& dir, const LoopbackSpec& spec,
     const std::filesystem::path& bin_dir, std::chrono::seconds timeout) {
-  COPSE_ASSIGN_OR_RETURN(std::filesystem::path path, WriteLoopbackConfig(dir, spec));
-  return StartFrom(path, bin_dir, false, timeout);
+  return StartWithFreshPorts([&] { return WriteLoopbackConfig(dir, spec); }, bin_dir, false,
+                             timeout);
+}
+
+Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::StartWithFreshPorts(
+    const std::function<Result<std::filesystem::path>()>& write,
+    const std::filesystem::path& bin_dir, bool netns, std::chrono::seconds timeout) {
+  for (int attempt = 1;; ++attempt) {
+    COPSE_ASSIGN_OR_RETURN(std::filesystem::path path, write());
+    Result<std::unique_ptr<LoopbackCluster>> c = StartFrom(path, bin_dir, netns, timeout);
+    if (c.ok() || attempt >= kClusterUpTries || !PortWasTaken(c.status().message())) return c;
+    std::cerr << "copse cluster up: a port was taken meanwhile; again with other ports\n";
+  }
 }
 
 Result<std::unique_ptr<LoopbackCluster>> LoopbackCluster::StartFrom(

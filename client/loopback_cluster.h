@@ -9,8 +9,10 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/config.h"
@@ -58,6 +60,14 @@ Result<std::string> RunCopse(const std::filesystem::path& bin_dir,
                              const std::filesystem::path& config, std::vector<std::string> args,
                              std::chrono::seconds bound = std::chrono::seconds(3600));
 
+// A port that WriteLoopbackConfig or WriteRunConfig found free can be taken
+// by another process (tests and benchmarks run side by side) before the
+// daemon binds it; `copse cluster up` then fails, saying so in its output.
+// A cluster is brought up with fresh ports up to kClusterUpTries times in
+// all when PortWasTaken(what `cluster up` printed).
+inline constexpr int kClusterUpTries = 3;
+bool PortWasTaken(std::string_view cluster_up_output);
+
 // The directory of one benchmark run, /tmp/PREFIX-XXXXXX: removed when
 // destroyed unless kept (on request, or after a failure, to read the logs),
 // its path then printed to stderr. Outlives the LoopbackCluster in it.
@@ -93,6 +103,14 @@ class LoopbackCluster {
   static Result<std::unique_ptr<LoopbackCluster>> StartFrom(
       const std::filesystem::path& config_path, const std::filesystem::path& bin_dir,
       bool netns = false, std::chrono::seconds timeout = std::chrono::seconds(60));
+  // StartFrom on the config `write` writes (with fresh free ports each
+  // call; it returns the config's path), written and started again when a
+  // port was taken meanwhile (PortWasTaken), kClusterUpTries times in all.
+  // Start is this with WriteLoopbackConfig.
+  static Result<std::unique_ptr<LoopbackCluster>> StartWithFreshPorts(
+      const std::function<Result<std::filesystem::path>()>& write,
+      const std::filesystem::path& bin_dir, bool netns = false,
+      std::chrono::seconds timeout = std::chrono::seconds(60));
   // `copse cluster down`.
   ~LoopbackCluster();
   LoopbackCluster(const LoopbackCluster&) = delete;

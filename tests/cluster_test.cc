@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "client/loopback_cluster.h"
 #include "common/config.h"
 #include "common/net/auth.h"
 #include "tests/harness/harness.h"
@@ -281,6 +282,50 @@ TEST(ClusterCliTest, BadConfigIsReportedWithFileAndKey) {
   CommandResult m = RunCopse("copse-master", {"--config", config.string()});
   EXPECT_EQ(m.exit_code, 2);
   EXPECT_NE(m.err.find("racks[0].computers[0].slots"), std::string::npos) << m.err;
+}
+
+// A port found free can be taken by another process before the daemon binds
+// it (tests run side by side): the cluster is written and brought up again
+// on fresh ports, and after client::kClusterUpTries such failures the error
+// says what happened. The taken port here is the HTTP API's, held by the test.
+TEST(ClusterCliTest, ClusterUpTriesAgainOnFreshPortsWhenAPortWasTaken) {
+  int held = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(held, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(held, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(held, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(held, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int port = ntohs(addr.sin_port);
+
+  auto start = [&](int taken_tries, int* writes) {
+    TempDir dir;
+    client::LoopbackSpec spec;
+    spec.racks = {2};
+    spec.max_running_jobs = 1;
+    spec.log_level = "info";
+    auto write = [&]() -> Result<std::filesystem::path> {
+      client::LoopbackSpec s = spec;
+      if (++*writes <= taken_tries)
+        s.extra_tables = "[http]\nport = " + std::to_string(port) + "\n";
+      return client::WriteLoopbackConfig(dir.path(), s);
+    };
+    auto c = client::LoopbackCluster::StartWithFreshPorts(write, BinDir(), false, seconds(30));
+    ReapChildren();
+    return c.ok() ? Status::Ok() : c.status();
+  };
+  int writes = 0;
+  Status once = start(1, &writes);
+  EXPECT_TRUE(once.ok()) << once.ToString();
+  EXPECT_EQ(writes, 2);
+  writes = 0;
+  Status always = start(client::kClusterUpTries, &writes);
+  EXPECT_FALSE(always.ok());
+  EXPECT_TRUE(client::PortWasTaken(always.message())) << always.ToString();
+  EXPECT_EQ(writes, client::kClusterUpTries);
+  ::close(held);
 }
 
 TEST(ClusterCliTest, UsageErrorsExitTwo) {

@@ -130,10 +130,7 @@ class Bench {
 
 Status Bench::StartCluster(const std::string& policy) {
   cluster_.reset();  // `cluster down` on the previous one; its data stays
-  // A port net::FreePorts found free can be taken by another process before
-  // the daemon binds it (tests run side by side): up to three tries, each
-  // with fresh ports, as the test harness's UpLocalCluster does.
-  for (int attempt = 1;; ++attempt) {
+  auto write = [&]() -> Result<fs::path> {
     COPSE_ASSIGN_OR_RETURN(config_path_, client::WriteRunConfig(o_.config, dir_, policy, o_.k));
     COPSE_ASSIGN_OR_RETURN(config_, LoadClusterConfig(config_path_));
     k_ = config_.max_running_jobs;
@@ -141,17 +138,12 @@ Status Bench::StartCluster(const std::string& policy) {
               << config_.racks.size() << " racks, " << config_.computers.size() << " computers, "
               << config_.TotalSlots() << " slots, K = " << k_ << (o_.netns ? ", netns" : "")
               << ")\n";
-    Result<std::unique_ptr<client::LoopbackCluster>> c = client::LoopbackCluster::StartFrom(
-        config_path_, ExecutableDir(), o_.netns, std::chrono::seconds(120));
-    if (c.ok()) {
-      cluster_ = std::move(c).value();
-      return Status::Ok();
-    }
-    if (attempt == 3 || c.status().message().find("Address already in use") == std::string::npos) {
-      return c.status();
-    }
-    std::cerr << kProgram << ": a port was taken meanwhile; again with other ports\n";
-  }
+    return config_path_;
+  };
+  COPSE_ASSIGN_OR_RETURN(
+      cluster_, client::LoopbackCluster::StartWithFreshPorts(write, ExecutableDir(), o_.netns,
+                                                             std::chrono::seconds(120)));
+  return Status::Ok();
 }
 
 Status Bench::Generate() {

@@ -169,6 +169,14 @@ std::vector<Variant> Variants() {
       // still finish their distance, which they did not at f00aed0).
       Leaf("incremental_leaf_nobatch",
            [](flow::LeafSspOptions& o) { o.batch_after_flat_searches = 0; }),
+      // incremental_leaf with a search backwards from every deficit after
+      // each wide one, once eight wide ones came in a solve
+      // (LeafSspOptions::reverse_after_wide_searches); _reverse1 after the
+      // first.
+      Leaf("incremental_leaf_reverse",
+           [](flow::LeafSspOptions& o) { o.reverse_after_wide_searches = 8; }),
+      Leaf("incremental_leaf_reverse1",
+           [](flow::LeafSspOptions& o) { o.reverse_after_wide_searches = 1; }),
       {"network_simplex", [] { return std::make_unique<flow::NetworkSimplexSolver>(); }},
       // 128-bit from the start, factor 4, price refine on.
       CostScaling("cost_scaling_wide",

@@ -295,6 +295,11 @@ struct Runner {
           r["phases"] = ls.phases;
           r["finished"] = ls.finished;
           r["batched"] = ls.batched;
+          r["wide"] = ls.wide;
+          r["reversed"] = ls.reversed;
+          r["reverse_settled"] = ls.reverse_settled;
+          r["reverse_units"] = ls.reverse_units;
+          r["reverse_ms"] = ls.reverse_ms;
           r["settled"] = ls.settled;
           r["scanned"] = ls.scanned;
           r["leaf_events"] = ls.leaf_events;

@@ -123,35 +123,57 @@ struct LeafSspOptions {
   // searches), 0.18-0.32 s with it (docs/flow.md, "A search from every
   // source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
+  // A search from one source is wide when it settled a quarter of the core
+  // or more, and at least reverse_min_nodes nodes. After this many wide
+  // searches in a solve (0: never), the next phase first searches backwards
+  // from every deficit at once and raises each core node's potential by its
+  // distance to the nearest deficit, which makes every source it reached
+  // tight, then searches from every source with excess, its blocking flow
+  // sending what the tight paths carry; so does the phase after each later
+  // wide search. A reverse phase that sent fewer than reverse_min_units
+  // units doubles the number of wide searches to let pass before the next.
+  // An experiment (`incremental_leaf_reverse` in `copse bench flow`), off
+  // by default: each backward search scans the in-lists of every node it
+  // settles — the cluster node's holds every task's arc — and pays only
+  // where the wide searches are many (docs/flow.md, "A search backwards
+  // from the deficits").
+  int64_t reverse_after_wide_searches = 0;
+  size_t reverse_min_nodes = 4096;
+  int64_t reverse_min_units = 16;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
  public:
   struct Stats {
-    bool warm = false;          // started from kept state
-    bool full_sync = false;     // the change record was not usable
-    uint64_t synced = 0;        // arcs and nodes synced
-    uint64_t shifted = 0;       // arcs that moved with their cost group
-    uint64_t leaves = 0;        // leaves after the sync
-    uint64_t dirty_leaves = 0;  // leaves whose arcs changed
-    uint64_t placed = 0;        // leaves without a unit placed at their cheapest exit
-    uint64_t hub_moves = 0;     // hubs whose potential fell to absorb their leaves' changes
-    uint64_t leaf_moves = 0;    // violated leaves moved to their cheapest exit
-    uint64_t core_fixes = 0;    // violated core arcs saturated or emptied
-    uint64_t retracted = 0;     // deficits moved downstream
-    int64_t excess_units = 0;   // units of excess left for routing
-    uint64_t phases = 0;        // searches
-    uint64_t finished = 0;      // searches that went on past their stop to settle that distance
-    uint64_t batched = 0;       // searches from every source after a run of flat ones
-    uint64_t settled = 0;       // core nodes settled, all searches
-    uint64_t scanned = 0;       // core arcs scanned, all searches
-    uint64_t leaf_events = 0;   // leaves that entered a search
-    uint64_t stale_keys = 0;    // leaf keys found stale and recomputed in a search
-    uint64_t paths = 0;         // augmenting paths
-    uint64_t drained = 0;       // units a source sent out through its own leaves
+    bool warm = false;             // started from kept state
+    bool full_sync = false;        // the change record was not usable
+    uint64_t synced = 0;           // arcs and nodes synced
+    uint64_t shifted = 0;          // arcs that moved with their cost group
+    uint64_t leaves = 0;           // leaves after the sync
+    uint64_t dirty_leaves = 0;     // leaves whose arcs changed
+    uint64_t placed = 0;           // leaves without a unit placed at their cheapest exit
+    uint64_t hub_moves = 0;        // hubs whose potential fell to absorb their leaves' changes
+    uint64_t leaf_moves = 0;       // violated leaves moved to their cheapest exit
+    uint64_t core_fixes = 0;       // violated core arcs saturated or emptied
+    uint64_t retracted = 0;        // deficits moved downstream
+    int64_t excess_units = 0;      // units of excess left for routing
+    uint64_t phases = 0;           // searches
+    uint64_t finished = 0;         // searches that went on past their stop to settle that distance
+    uint64_t batched = 0;          // searches from every source after a run of flat ones
+    uint64_t wide = 0;             // wide searches from one source (reverse_after_wide_searches)
+    uint64_t reversed = 0;         // backward searches from every deficit after a wide one
+    uint64_t reverse_settled = 0;  // core nodes they settled
+    int64_t reverse_units = 0;     // units sent by the phases that followed them
+    uint64_t settled = 0;          // core nodes settled, all searches
+    uint64_t scanned = 0;          // core arcs scanned, all searches
+    uint64_t leaf_events = 0;      // leaves that entered a search
+    uint64_t stale_keys = 0;       // leaf keys found stale and recomputed in a search
+    uint64_t paths = 0;            // augmenting paths
+    uint64_t drained = 0;          // units a source sent out through its own leaves
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
-    double search_ms = 0;  // route_ms spent searching
-    double shift_ms = 0;   // sync_ms spent on shifted cost groups
+    double search_ms = 0;   // route_ms spent searching, backwards included
+    double reverse_ms = 0;  // search_ms spent searching backwards
+    double shift_ms = 0;    // sync_ms spent on shifted cost groups
   };
 
   explicit LeafSspSolver(LeafSspOptions options = {})
@@ -225,6 +247,14 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   bool Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
               const CancelFlag* cancel);
   void Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_t kind);
+  // Backward from every deficit; raises every core node's potential by its
+  // distance to the nearest deficit, capped at the search's radius.
+  // Returns false when cancelled (potentials as they were).
+  bool ReverseSearch(const CancelFlag* cancel);
+  // roots_ := every source that holds excess; returns what they hold.
+  int64_t RootsFromEverySource();
+  // ReverseSearch, then one Phase from every source that holds excess.
+  Status ReversePhase(const CancelFlag* cancel);
   void LeafEvent(NodeId u, int64_t key);
   void Augment();
   int64_t StepResidual(NodeId v) const;

@@ -153,6 +153,120 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
   return true;
 }
 
+// Dijkstra backwards over the core, from every deficit at distance 0: each
+// settled node's distance h(v) is its cheapest way to a deficit. Stops once
+// the sources settled hold what the deficits want (after the rest of that
+// distance), or when nothing is left. Then every live core node's potential
+// rises by min(h, radius) — by the radius where it was not settled. A
+// residual arc u -> v keeps a non-negative reduced cost, since h(u) <=
+// reduced(u, v) + h(v) and an unsettled u is at least the radius away, and
+// the arcs of each settled node's shortest way to a deficit become zero, so
+// a search from every source finds its deficits at distance 0. Potentials
+// only rise, so the leaves' keys stay lower bounds. The residual arcs into
+// v are: a core arc (x, v) with room; a core arc (v, y) with flow, from y;
+// and the exit (w, v) of a leaf w that sits at hub u != v, from u.
+bool LeafSspSolver::ReverseSearch(const CancelFlag* cancel) {
+  if (++stamp_ == 0) {
+    for (Label& l : label_) l.seen = l.done = 0;
+    stamp_ = 1;
+  }
+  heap_.Clear();
+  settled_.clear();
+  auto relax = [&](NodeId u, int64_t dist) {
+    Label& l = label_[u];
+    if (l.done == stamp_ || (l.seen == stamp_ && l.dist <= dist)) return;
+    l.seen = stamp_;
+    l.dist = dist;
+    heap_.Push(dist, u);
+  };
+  int64_t want = 0;
+  for (NodeId n = 0; n < node_alive_.size(); ++n) {
+    if (node_alive_[n] && !leaf_[n] && excess_[n] < 0) {
+      want -= excess_[n];
+      relax(n, 0);
+    }
+  }
+  int64_t have = 0;
+  int64_t radius = 0;
+  bool closing = false;
+  while (!heap_.Empty()) {
+    const auto [d, v] = heap_.Pop();
+    if (closing && d > radius) break;
+    Label& lv = label_[v];
+    if (lv.done == stamp_ || d > lv.dist) continue;
+    lv.done = stamp_;
+    settled_.push_back(v);
+    radius = d;
+    if ((settled_.size() & 0x3fff) == 0 && IsCancelled(cancel)) return false;
+    if (excess_[v] > 0) {
+      have += excess_[v];
+      closing |= have >= want;
+    }
+    const int64_t at_v = d + pot_[v];
+    const std::vector<ArcId>& in = in_[v];
+    const size_t n_in = in.size();
+    for (size_t i = 0; i < n_in; ++i) {
+      // An aggregator's in-list is tens of thousands of tasks' arcs, each
+      // step three loads apart (the arc, where its leaf sits, that arc):
+      // each is fetched ahead.
+      if (i + 16 < n_in) __builtin_prefetch(&arcs_[in[i + 16]]);
+      if (i + 8 < n_in) __builtin_prefetch(&at_[arcs_[in[i + 8]].tail]);
+      if (i + 4 < n_in) {
+        const ArcId ahead = at_[arcs_[in[i + 4]].tail];
+        if (ahead != kNoId) __builtin_prefetch(&arcs_[ahead]);
+      }
+      const ArcId a = in[i];
+      const ArcCopy& c = arcs_[a];
+      if (c.flow >= c.capacity) continue;
+      const NodeId x = c.tail;
+      if (!leaf_[x]) {
+        if (x != v) relax(x, at_v + c.cost - pot_[x]);
+        continue;
+      }
+      const ArcId at = at_[x];
+      if (at == kNoId || at == a) continue;
+      const ArcCopy& sit = arcs_[at];
+      if (sit.head != v) relax(sit.head, at_v + c.cost - sit.cost - pot_[sit.head]);
+    }
+    for (ArcId a : out_[v]) {
+      const ArcCopy& c = arcs_[a];
+      if (c.flow > 0 && c.head != v) relax(c.head, at_v - c.cost - pot_[c.head]);
+    }
+  }
+  stats_.reverse_settled += settled_.size();
+  for (NodeId n = 0; n < node_alive_.size(); ++n) {
+    if (!node_alive_[n] || leaf_[n]) continue;
+    pot_[n] += label_[n].done == stamp_ ? label_[n].dist : radius;
+  }
+  return true;
+}
+
+int64_t LeafSspSolver::RootsFromEverySource() {
+  int64_t total = 0;
+  roots_.clear();
+  for (NodeId r : sources_) {
+    if (excess_[r] <= 0) continue;
+    roots_.push_back(r);
+    total += excess_[r];
+  }
+  return total;
+}
+
+Status LeafSspSolver::ReversePhase(const CancelFlag* cancel) {
+  ++stats_.reversed;
+  auto ts = SteadyClock::now();
+  const bool done = ReverseSearch(cancel);
+  const double ms = MsSince(ts);
+  stats_.search_ms += ms;
+  stats_.reverse_ms += ms;
+  if (!done) return Cancelled("solve cancelled");
+  int64_t total = RootsFromEverySource();
+  const Status st = Phase(total, cancel);
+  for (NodeId r : roots_) total -= excess_[r];
+  stats_.reverse_units += total;
+  return st;
+}
+
 // How much more can go along the search-tree step into v.
 int64_t LeafSspSolver::StepResidual(NodeId v) const {
   const Label& l = label_[v];
@@ -330,17 +444,40 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
     // at distance 0) suggests the units left can go at today's potentials:
     // the next search starts from every source at once.
     int64_t flat = 0;
+    // After enough wide searches, a reverse phase after each (LeafSspOptions);
+    // after one that sent little, `wait` wide searches pass first.
+    const bool reverse = options_.reverse_after_wide_searches > 0;
+    size_t core = 0;
+    for (NodeId n = 0; reverse && n < node_alive_.size(); ++n) {
+      core += node_alive_[n] && !leaf_[n];
+    }
+    auto wide = [&] {
+      return reverse && 4 * settled_.size() >= core &&
+             settled_.size() >= options_.reverse_min_nodes;
+    };
+    bool was_wide = false;
+    int64_t wide_searches = 0, wait = 0, backoff = 1;
     for (NodeId s : sources_) {
       while (result.ok() && excess_[s] > 0) {
+        if (was_wide && wide_searches >= options_.reverse_after_wide_searches) {
+          if (wait > 0) {
+            --wait;
+          } else {
+            const int64_t before = stats_.reverse_units;
+            result = ReversePhase(cancel);
+            if (stats_.reverse_units - before < options_.reverse_min_units) {
+              backoff *= 2;
+              wait = backoff;
+            } else {
+              backoff = 1;
+            }
+            was_wide = false;
+            continue;
+          }
+        }
         if (options_.batch_after_flat_searches > 0 && flat >= options_.batch_after_flat_searches) {
           flat = 0;
-          int64_t total = 0;
-          roots_.clear();
-          for (NodeId r : sources_) {
-            if (excess_[r] <= 0) continue;
-            roots_.push_back(r);
-            total += excess_[r];
-          }
+          const int64_t total = RootsFromEverySource();
           if (roots_.size() > 1) {
             ++stats_.batched;
             result = Phase(total, cancel);
@@ -350,6 +487,11 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
         roots_.assign(1, s);
         result = Phase(excess_[s], cancel);
         flat = radius_ == 0 ? flat + 1 : 0;
+        was_wide = wide();
+        if (was_wide) {
+          ++wide_searches;
+          ++stats_.wide;
+        }
       }
       if (!result.ok()) break;
     }

@@ -179,12 +179,10 @@ bool ProcessAlive(int pid) {
 CommandResult UpLocalCluster(const std::filesystem::path& dir, const LocalClusterSpec& spec,
                              std::filesystem::path* config_path) {
   CommandResult r;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < client::kClusterUpTries; ++attempt) {
     *config_path = WriteClusterConfig(dir, spec);
     r = RunCopse("copse", {"--config", config_path->string(), "cluster", "up"});
-    if (r.exit_code == 0 || (r.out + r.err).find("Address already in use") == std::string::npos) {
-      break;
-    }
+    if (r.exit_code == 0 || !client::PortWasTaken(r.out + r.err)) break;
     RunCopse("copse", {"--config", config_path->string(), "cluster", "down"});
   }
   return r;

@@ -64,7 +64,8 @@ CommandResult RunCopse(const std::string& program, const std::vector<std::string
 // Writes the config (WriteClusterConfig) and runs `copse cluster up` on it,
 // the config's path in *config_path. A port found free can be taken by
 // another test before a daemon binds it: then the cluster is brought down
-// and up again on fresh ports (three attempts in all).
+// and up again on fresh ports (client::kClusterUpTries attempts in all,
+// when client::PortWasTaken says so).
 CommandResult UpLocalCluster(const std::filesystem::path& dir, const LocalClusterSpec& spec,
                              std::filesystem::path* config_path);
 
