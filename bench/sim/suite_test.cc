@@ -384,6 +384,15 @@ TEST(SimReportTest, QuickResultsGiveAFilledReport) {
   // Header 5 + Table 2 4 + Table 3 + 12 + 8 + 4 + 6 + scale 6.
   EXPECT_GT(table_rows, 45);
   EXPECT_NE(md.find("come from `--quick` runs"), std::string::npos);
+  // A scale run that stopped at its round cap before the time horizon covers
+  // less of the run than the others: the report says so exactly when one did.
+  json scale = json::parse(ReadFile(d.path() / "scale" / "results.json"));
+  bool capped = false;
+  for (const json& run : scale["runs"]) {
+    capped |= run["rounds"].get<int>() >= run["max_rounds"].get<int>() &&
+              run["sim_time_s"].get<double>() < run["max_time_s"].get<double>();
+  }
+  EXPECT_EQ(md.find("reached their round cap before") != std::string::npos, capped);
 
   // A missing experiment is an error that names it, not a half-filled report.
   std::filesystem::remove_all(d.path() / "cfq");
