@@ -160,7 +160,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t phases = 0;           // searches
     uint64_t finished = 0;         // searches that went on past their stop to settle that distance
     uint64_t batched = 0;          // searches from every source after a run of flat ones
-    uint64_t wide = 0;             // wide searches from one source (reverse_after_wide_searches)
+    uint64_t wide = 0;             // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;         // backward searches from every deficit after a wide one
     uint64_t reverse_settled = 0;  // core nodes they settled
     int64_t reverse_units = 0;     // units sent by the phases that followed them
