@@ -42,6 +42,7 @@ struct Options {
   std::string regime = "QFP";
   bool clock_hint = true;
   int steps = 10;
+  int burst_step = 1;
   uint64_t seed = 1;
   std::vector<std::string> scratch = {"cost_scaling", "relaxation", "race_scratch", "race"};
   std::vector<std::string> incremental = {"race", "incremental", "incremental_cs", "relaxation"};
@@ -199,6 +200,7 @@ struct Runner {
     QuincyScaleSpec spec = ScaleSpec(opt.scale).value();
     spec.regime = ParseRegime(opt.regime).value();
     spec.clock_hint = opt.clock_hint;
+    spec.burst_step = opt.burst_step;
     QuincyWorkload w(spec, opt.seed);
     std::printf(
         "scale %s, regime %s: %u nodes, %u arcs, %d tasks, %d slots (generated in %.0f ms)\n",
@@ -390,10 +392,14 @@ struct Runner {
     }
     std::printf("peak RSS %ld MiB\n", PeakRssMiB());
     if (!opt.json_path.empty()) {
-      json doc = {
-          {"scale", opt.scale}, {"regime", opt.regime},         {"seed", opt.seed},
-          {"steps", opt.steps}, {"clock_hint", opt.clock_hint}, {"peak_rss_mib", PeakRssMiB()},
-          {"records", records}};
+      json doc = {{"scale", opt.scale},
+                  {"regime", opt.regime},
+                  {"seed", opt.seed},
+                  {"steps", opt.steps},
+                  {"burst_step", opt.burst_step},
+                  {"clock_hint", opt.clock_hint},
+                  {"peak_rss_mib", PeakRssMiB()},
+                  {"records", records}};
       std::ofstream(opt.json_path) << doc.dump(1) << "\n";
     }
   }
@@ -414,6 +420,10 @@ int main(int argc, char** argv) {
                  "pass each step's clock tick as two shifted cost groups (true, the default) or "
                  "as every task's own cost change (false); the costs are the same");
   app.add_option("--steps", o.steps, "change steps after the first solve");
+  app.add_option("--burst-step", o.burst_step,
+                 "the step in which scale d's (and tburst's) burst job arrives: 1 (the default) "
+                 "is the first solve after the cold one, a later step a burst in the steady state")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--scratch", o.scratch,
                  "solvers timed from scratch on the first graph (names: copse flow's and the "

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the min-cost-flow measurements quoted in docs/flow.md, one scale at a
 # time, each capped in wall time. Usage: bench/flow/measure.sh OUTDIR [SCALES...]
-# (default scales: a b c cmem d e; cmem = scale c with the default solver alone,
+# (default scales: a b c cmem d e; dsteady = d's burst in step 6, in the steady
+# state; cmem = scale c with the default solver alone,
 # for its peak memory; binc = the scheduler's solver at b; bleaf, cleaf, eleaf
 # = the leaf solver alone at b, c, e, as the scheduler would run it, every step
 # checked by its potentials).
@@ -33,6 +34,10 @@ for s in "${scales[@]}"; do
              --incremental race,incremental_leaf,race_leaf,incremental,incremental_local,incremental_cs) ;;
     c) args=(--scale c --steps 40 --lemon-every 20 --lemon ns --scratch cost_scaling,race
              --incremental race,incremental_leaf,race_leaf) ;;
+    # The burst in the steady state: the same job arrives in step 6, not in
+    # the first solve after the cold one; LEMON checks the burst step's cost.
+    dsteady) args=(--scale d --steps 8 --burst-step 6 --lemon-every 6 --lemon ns --scratch none
+             --incremental incremental_leaf,race) ;;
     cmem) args=(--scale c --steps 3 --scratch none --lemon none --incremental race) ;;
     d) args=(--scale d --steps 40 --lemon-every 20 --lemon ns --scratch race
              --incremental race,incremental_leaf,race_leaf) ;;

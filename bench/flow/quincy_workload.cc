@@ -288,7 +288,7 @@ void QuincyWorkload::Step() {
   }
   std::discrete_distribution<int> pick(job_weight_.begin(), job_weight_.end());
   for (int i = 0; i < churn; ++i) AddTask(pick(rng_), false);
-  if (steps_ == 1 && spec_.burst_tasks > 0) {
+  if (steps_ == spec_.burst_step && spec_.burst_tasks > 0) {
     burst_job_ = AddJob(kNoComputer);
     for (int i = 0; i < spec_.burst_tasks; ++i) AddTask(burst_job_, true);
   }

@@ -12,7 +12,7 @@
 // Each Step() advances the clock by one second (every waiting task's wait
 // cost rises, every running task's continuation cost falls), finishes a
 // share of the running tasks and submits as many new ones (and, at the
-// first step, the burst job if the spec has one), and updates the graph in
+// step spec.burst_step, the burst job if the spec has one), and updates the graph in
 // place through FlowGraph's change-recording edits — with the clock hint,
 // one shift of two cost groups (QuincyGraph::ShiftClock) for the tasks whose
 // state did not change, and each other task's costs set anew. ApplySolution() reads
@@ -45,8 +45,9 @@ struct QuincyScaleSpec {
   int tasks = 1000;                // worker tasks at the start
   double initially_running = 1.0;  // share of tasks placed before the first solve (slots allowing)
   double churn = 0.01;             // share of tasks finishing and arriving per step
-  int burst_tasks = 0;             // a job of this many tasks arrives in the first step...
+  int burst_tasks = 0;             // a job of this many tasks arrives in step burst_step...
   int burst_racks = 4;             // ...with all its data in this many racks
+  int burst_step = 1;              // 1: the first step, the first solve after the cold one
   scheduler::QuincyRegime regime = scheduler::QuincyRegime::kQFP;
   // Pass the clock through the graph's cost groups (QuincyGraph::ShiftClock)
   // rather than as every task's own cost change; the costs are the same.
@@ -70,7 +71,7 @@ class QuincyWorkload {
 
   // Marks tasks running where the flow places them and waiting otherwise.
   void ApplySolution(const flow::FlowSolution& solution);
-  // One second passes: churn, burst (first step only), costs and bounds.
+  // One second passes: churn, burst (in spec.burst_step only), costs and bounds.
   void Step();
 
   int running_tasks() const { return running_; }

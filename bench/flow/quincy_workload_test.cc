@@ -92,6 +92,24 @@ TEST(QuincyWorkloadTest, FairRegimesForcePlacement) {
   EXPECT_EQ(ParseRegime("QF").value(), scheduler::QuincyRegime::kQF);
 }
 
+// --burst-step: the burst job arrives in the step named, not before, and
+// the solvers still agree with LEMON on a burst in the steady state.
+TEST(QuincyWorkloadTest, TheBurstArrivesInTheStepNamed) {
+  QuincyScaleSpec spec = Spec("tburst");
+  spec.burst_step = 3;
+  QuincyWorkload w(spec, 5);
+  for (int step = 1; step <= 4; ++step) {
+    w.graph().CommitChanges();
+    w.Step();
+    if (step < 3) {
+      EXPECT_EQ(w.burst_tasks(), 0) << "step " << step;
+    } else {
+      EXPECT_GT(w.burst_tasks(), 20) << "step " << step;  // 30, less those churn finished
+    }
+  }
+  RunSteps(spec, 5, 5);
+}
+
 TEST(QuincyWorkloadTest, StepsChurnTasksAndChangeMostCosts) {
   QuincyWorkload w(Spec("a"), 7);
   auto solver = flow::MakeSolver("race");
