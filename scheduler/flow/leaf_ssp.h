@@ -256,6 +256,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // ReverseSearch, then one Phase from every source that holds excess.
   Status ReversePhase(const CancelFlag* cancel);
   void LeafEvent(NodeId u, int64_t key);
+  void NextStamp();
   void Augment();
   int64_t StepResidual(NodeId v) const;
 

@@ -8,6 +8,15 @@
 
 namespace copse::flow {
 
+// A new stamp_: what the last one marked (labels, the leaves that entered
+// a search) reads as unmarked; every mark is cleared when it wraps.
+void LeafSspSolver::NextStamp() {
+  if (++stamp_ != 0) return;
+  for (Label& l : label_) l.seen = l.done = 0;
+  std::fill(entered_mark_.begin(), entered_mark_.end(), 0u);
+  stamp_ = 1;
+}
+
 // A deficit reached at the distance being settled is settled next, ahead
 // of the ties already in the heap: any node at the smallest distance may
 // be settled first, and this one ends the search soonest. Without it a
@@ -73,10 +82,7 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
 // the search tree's arcs zero. Returns false when no deficit was reached.
 bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
                            const CancelFlag* cancel) {
-  if (++stamp_ == 0) {
-    for (Label& l : label_) l.seen = l.done = 0;
-    stamp_ = 1;
-  }
+  NextStamp();
   heap_.Clear();
   settled_.clear();
   for (NodeId s : roots) {
@@ -166,10 +172,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
 // v are: a core arc (x, v) with room; a core arc (v, y) with flow, from y;
 // and the exit (w, v) of a leaf w that sits at hub u != v, from u.
 bool LeafSspSolver::ReverseSearch(const CancelFlag* cancel) {
-  if (++stamp_ == 0) {
-    for (Label& l : label_) l.seen = l.done = 0;
-    stamp_ = 1;
-  }
+  NextStamp();
   heap_.Clear();
   settled_.clear();
   auto relax = [&](NodeId u, int64_t dist) {
@@ -400,10 +403,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
 // sources_ (each once); a leaf with an excess has no exit left, and sets
 // `stranded`. Returns the total excess.
 int64_t LeafSspSolver::CollectSources(bool& stranded) {
-  if (++stamp_ == 0) {
-    for (Label& l : label_) l.seen = l.done = 0;
-    stamp_ = 1;
-  }
+  NextStamp();
   size_t k = 0;
   int64_t total = 0;
   auto take = [&](NodeId n) {
