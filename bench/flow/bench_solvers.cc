@@ -148,14 +148,21 @@ std::vector<Variant> Variants() {
       Leaf("incremental_leaf_bf",
            [](flow::LeafSspOptions& o) {
              o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
+             o.blocking_flow_min_units = 0;
            }),
       Leaf("incremental_leaf_plain",
            [](flow::LeafSspOptions& o) {
              o.blocking_flow = flow::LeafSspOptions::BlockingFlow::kAlways;
+             o.blocking_flow_min_units = 0;
              o.eager_deficits = false;
              o.finish_distance_units = 0;
              o.batch_after_flat_searches = 0;
            }),
+      // incremental_leaf with a blocking flow after every deep search, however
+      // little the last ones sent (LeafSspOptions::blocking_flow_min_units = 0;
+      // the default before 2026-11-27's sixth session).
+      Leaf("incremental_leaf_alwaysbf",
+           [](flow::LeafSspOptions& o) { o.blocking_flow_min_units = 0; }),
       // incremental_leaf whose searches stop at the first deficit that can
       // absorb their sources' excess even when a blocking flow follows
       // (searching as the solver did at commit dd6a33b).

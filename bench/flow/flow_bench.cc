@@ -297,6 +297,8 @@ struct Runner {
           r["phases"] = ls.phases;
           r["finished"] = ls.finished;
           r["batched"] = ls.batched;
+          r["unblocked"] = ls.unblocked;
+          r["blocked_units"] = ls.blocked_units;
           r["wide"] = ls.wide;
           r["reversed"] = ls.reversed;
           r["reverse_settled"] = ls.reverse_settled;

@@ -123,6 +123,15 @@ struct LeafSspOptions {
   // searches), 0.18-0.32 s with it (docs/flow.md, "A search from every
   // source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
+  // A blocking flow after a search from one source that sent fewer than
+  // this many units beyond the search tree's paths doubles the number of
+  // such searches that go without one (and without finishing their
+  // distance) before the next; one that sends this many resets it. Where
+  // every unit leaves at a distance of its own (a burst in a running
+  // cluster, docs/flow.md "The burst in the steady state") the blocking
+  // flow and the finishing sweep send nothing and cost half the step.
+  // 0: a blocking flow after every deep search, as before.
+  int64_t blocking_flow_min_units = 1;
   // A search from one source is wide when it settled a quarter of the core
   // or more, and at least reverse_min_nodes nodes. After this many wide
   // searches in a solve (0: never), the next phase first searches backwards
@@ -160,6 +169,8 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t phases = 0;           // searches
     uint64_t finished = 0;         // searches that went on past their stop to settle that distance
     uint64_t batched = 0;          // searches from every source after a run of flat ones
+    uint64_t unblocked = 0;        // searches from one source left without their blocking flow
+    int64_t blocked_units = 0;     // units the blocking flows sent beyond the search trees
     uint64_t wide = 0;             // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;         // backward searches from every deficit after a wide one
     uint64_t reverse_settled = 0;  // core nodes they settled
@@ -292,6 +303,9 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<ArcId> members_;        // SyncShifts' list of a group's arcs
   bool repair_all_ = false;           // a solve stopped before its repair
   bool loaded_ = false;               // the state was loaded from a solution since the last route
+  // The blocking flow's back-off within a route (blocking_flow_min_units):
+  // single-source searches left to go without it, and the next wait.
+  int64_t unblocked_wait_ = 0, unblocked_backoff_ = 1;
   // An adopted answer, loaded by the next solve (for the graph as it is then).
   FlowSolution adopted_;
   bool adopt_pending_ = false;

@@ -367,8 +367,14 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
   ++stats_.phases;
   entered_.clear();
   using When = LeafSspOptions::BlockingFlow;
-  const bool blocking = roots_.size() > 1 || options_.blocking_flow == When::kAlways ||
-                        (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
+  const bool single = roots_.size() == 1;
+  bool blocking = !single || options_.blocking_flow == When::kAlways ||
+                  (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
+  if (blocking && single && unblocked_wait_ > 0) {
+    --unblocked_wait_;
+    ++stats_.unblocked;
+    blocking = false;
+  }
   const bool finish =
       blocking && options_.finish_distance_units > 0 && total >= options_.finish_distance_units;
   auto ts = SteadyClock::now();
@@ -382,8 +388,20 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
     for (NodeId r : roots_) excess |= excess_[r] > 0;
     if (deficit && excess && blocking) {
+      int64_t before = 0, after = 0;
+      for (NodeId r : roots_) before += excess_[r];
       GroupEntered();
       while (BuildLevels()) BlockingFlow();
+      for (NodeId r : roots_) after += excess_[r];
+      stats_.blocked_units += before - after;
+      if (single && options_.blocking_flow_min_units > 0) {
+        if (before - after < options_.blocking_flow_min_units) {
+          unblocked_wait_ = unblocked_backoff_;
+          unblocked_backoff_ *= 2;
+        } else {
+          unblocked_backoff_ = 1;
+        }
+      }
     }
   }
   // The leaves that entered the search go back into their hubs' heaps; one
@@ -428,6 +446,8 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
 }
 
 Status LeafSspSolver::Route(const CancelFlag* cancel) {
+  unblocked_wait_ = 0;
+  unblocked_backoff_ = 1;
   heap_.Clear();
   heap_.SetLifo(options_.deep_ties && !loaded_);
   loaded_ = false;

@@ -380,6 +380,48 @@ TEST(LeafSspTest, ARunOfFlatSearchesIsFollowedByOneFromEverySource) {
   EXPECT_EQ(without.batched, 0u);
 }
 
+// One source of 40 units, each of which leaves at a distance of its own
+// (an arc of cost i to computer i, which has one free slot): each search
+// sends one unit, and a blocking flow after it sends nothing more. After
+// each such blocking flow, twice as many searches as the last time go
+// without one (and without finishing their distance): 6 blocking flows
+// where there were 40, the answer the same.
+LeafSspSolver::Stats UnitsLeaveAtDistancesOfTheirOwn(LeafSspOptions options) {
+  constexpr int kComputers = 40;
+  FlowGraph g;
+  const NodeId sink = g.AddNode(0);
+  std::vector<NodeId> computers;
+  for (int i = 0; i < kComputers; ++i) {
+    computers.push_back(g.AddNode(0));
+    g.AddArc(computers.back(), sink, 1, 0);
+  }
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  g.CommitChanges();
+  const NodeId source = g.AddNode(kComputers);
+  for (int i = 0; i < kComputers; ++i) g.AddArc(source, computers[i], 1, i);
+  g.SetSupply(sink, -kComputers);
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "a source of 40 units").ok());
+  EXPECT_TRUE(solver.stats().warm);
+  EXPECT_EQ(solver.stats().phases, 40u);
+  EXPECT_EQ(solver.stats().blocked_units, 0);
+  return solver.stats();
+}
+
+TEST(LeafSspTest, BlockingFlowsThatSendNothingBackOff) {
+  LeafSspOptions back_off, always;
+  always.blocking_flow_min_units = 0;
+  const LeafSspSolver::Stats with = UnitsLeaveAtDistancesOfTheirOwn(back_off);
+  EXPECT_EQ(with.unblocked, 34u);  // blocking flows after searches 1, 3, 6, 11, 20 and 37
+  EXPECT_EQ(with.finished, 5u);    // 37 holds fewer than 16 units, too few to finish
+  const LeafSspSolver::Stats without = UnitsLeaveAtDistancesOfTheirOwn(always);
+  EXPECT_EQ(without.unblocked, 0u);
+  EXPECT_EQ(without.finished, 25u);  // while the source holds 16 units or more
+}
+
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
   FlowGraph g;
   NodeId s = g.AddNode(-1), w = g.AddNode(1);
