@@ -297,6 +297,7 @@ struct Runner {
           r["phases"] = ls.phases;
           r["finished"] = ls.finished;
           r["batched"] = ls.batched;
+          r["blocking_flows"] = ls.blocking_flows;
           r["unblocked"] = ls.unblocked;
           r["blocked_units"] = ls.blocked_units;
           r["wide"] = ls.wide;

@@ -47,8 +47,9 @@
 //      flow goes along the search tree to each deficit it reached, and
 //      (after a deep search, and after every search from all sources)
 //      when a settled deficit and some excess remain, a blocking flow over
-//      the zero-reduced-cost arcs sends the rest; repeated until no excess
-//      is left;
+//      the zero-reduced-cost arcs sends the rest — after single-source
+//      searches backing off while it sends nothing; repeated until no
+//      excess is left;
 //   4. emit: the flow of every arc and the potentials (a leaf's derived).
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next
@@ -94,7 +95,9 @@ struct LeafSspOptions {
   // with it against 3.9 s without. After deep searches it pays: without it
   // (at 457db64) the scheduler's burst took 8.4 s, with it 3.1-3.5 s
   // (docs/flow.md, "Deficits first among ties"). Searches from every source
-  // always run it: there the tree gives each deficit one source.
+  // always run it: there the tree gives each deficit one source. After
+  // single-source searches it backs off while it sends nothing
+  // (blocking_flow_min_units below).
   enum class BlockingFlow { kNever, kAfterDeepSearches, kAlways };
   BlockingFlow blocking_flow = BlockingFlow::kAfterDeepSearches;
   // Among nodes at equal distance, a deficit reached at the distance being
@@ -123,14 +126,16 @@ struct LeafSspOptions {
   // searches), 0.18-0.32 s with it (docs/flow.md, "A search from every
   // source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
-  // A blocking flow after a search from one source that sent fewer than
-  // this many units beyond the search tree's paths doubles the number of
-  // such searches that go without one (and without finishing their
-  // distance) before the next; one that sends this many resets it. Where
-  // every unit leaves at a distance of its own (a burst in a running
-  // cluster, docs/flow.md "The burst in the steady state") the blocking
-  // flow and the finishing sweep send nothing and cost half the step.
-  // 0: a blocking flow after every deep search, as before.
+  // A blocking flow after a search from one source (in the loop over the
+  // sources) that sent fewer than this many units beyond the search tree's
+  // paths doubles the number of such searches that go without one, and
+  // without finishing their distance, before the next; one that sends this
+  // many resets it; each route starts afresh. Where every unit leaves at a
+  // distance of its own (a burst in a running cluster, docs/flow.md "The
+  // burst in the steady state") those blocking flows send nothing, and
+  // they and the sweeps that finish the distance for them cost much of the
+  // step. 0: a blocking flow after every deep search, as before 2026-11-27's
+  // sixth session.
   int64_t blocking_flow_min_units = 1;
   // A search from one source is wide when it settled a quarter of the core
   // or more, and at least reverse_min_nodes nodes. After this many wide
@@ -169,7 +174,8 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t phases = 0;           // searches
     uint64_t finished = 0;         // searches that went on past their stop to settle that distance
     uint64_t batched = 0;          // searches from every source after a run of flat ones
-    uint64_t unblocked = 0;        // searches from one source left without their blocking flow
+    uint64_t blocking_flows = 0;   // blocking flows run after searches
+    uint64_t unblocked = 0;        // blocking flows the back-off skipped
     int64_t blocked_units = 0;     // units the blocking flows sent beyond the search trees
     uint64_t wide = 0;             // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;         // backward searches from every deficit after a wide one
@@ -251,7 +257,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
 
   // ---- route (leaf_ssp_route.cc) ----
   Status Route(const CancelFlag* cancel);
-  Status Phase(int64_t total, const CancelFlag* cancel);
+  Status Phase(int64_t total, const CancelFlag* cancel, bool backs_off = false);
   void Drain(NodeId u);
   int64_t CollectSources(bool& stranded);
   // `finish`: settle all of the distance where it stops.

@@ -361,18 +361,23 @@ void LeafSspSolver::Drain(NodeId u) {
 }
 
 // One search from roots_ for `total` units of deficit and the flow it makes
-// room for; kInfeasible when it reached no deficit.
-Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
+// room for; kInfeasible when it reached no deficit. `backs_off`: a search
+// of the single-source loop, whose blocking flow backs off
+// (LeafSspOptions::blocking_flow_min_units); a reverse phase's and the
+// searches from every source keep theirs.
+Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_off) {
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
   ++stats_.phases;
   entered_.clear();
   using When = LeafSspOptions::BlockingFlow;
   const bool single = roots_.size() == 1;
+  backs_off = backs_off && single && options_.blocking_flow_min_units > 0;
   bool blocking = !single || options_.blocking_flow == When::kAlways ||
                   (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
-  if (blocking && single && unblocked_wait_ > 0) {
+  bool held_back = false;  // a blocking flow skipped for the back-off, and the finishing with it
+  if (blocking && backs_off && unblocked_wait_ > 0) {
     --unblocked_wait_;
-    ++stats_.unblocked;
+    held_back = true;
     blocking = false;
   }
   const bool finish =
@@ -387,14 +392,16 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel) {
     bool deficit = false, excess = false;
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
     for (NodeId r : roots_) excess |= excess_[r] > 0;
+    if (deficit && excess && held_back) ++stats_.unblocked;
     if (deficit && excess && blocking) {
+      ++stats_.blocking_flows;
       int64_t before = 0, after = 0;
       for (NodeId r : roots_) before += excess_[r];
       GroupEntered();
       while (BuildLevels()) BlockingFlow();
       for (NodeId r : roots_) after += excess_[r];
       stats_.blocked_units += before - after;
-      if (single && options_.blocking_flow_min_units > 0) {
+      if (backs_off) {
         if (before - after < options_.blocking_flow_min_units) {
           unblocked_wait_ = unblocked_backoff_;
           unblocked_backoff_ *= 2;
@@ -505,7 +512,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
           }
         }
         roots_.assign(1, s);
-        result = Phase(excess_[s], cancel);
+        result = Phase(excess_[s], cancel, /*backs_off=*/true);
         flat = radius_ == 0 ? flat + 1 : 0;
         was_wide = wide();
         if (was_wide) {

@@ -385,7 +385,8 @@ TEST(LeafSspTest, ARunOfFlatSearchesIsFollowedByOneFromEverySource) {
 // sends one unit, and a blocking flow after it sends nothing more. After
 // each such blocking flow, twice as many searches as the last time go
 // without one (and without finishing their distance): 6 blocking flows
-// where there were 40, the answer the same.
+// where there were 39 (the 40th search leaves no excess), the answer the
+// same.
 LeafSspSolver::Stats UnitsLeaveAtDistancesOfTheirOwn(LeafSspOptions options) {
   constexpr int kComputers = 40;
   FlowGraph g;
@@ -415,9 +416,11 @@ TEST(LeafSspTest, BlockingFlowsThatSendNothingBackOff) {
   LeafSspOptions back_off, always;
   always.blocking_flow_min_units = 0;
   const LeafSspSolver::Stats with = UnitsLeaveAtDistancesOfTheirOwn(back_off);
-  EXPECT_EQ(with.unblocked, 34u);  // blocking flows after searches 1, 3, 6, 11, 20 and 37
-  EXPECT_EQ(with.finished, 5u);    // 37 holds fewer than 16 units, too few to finish
+  EXPECT_EQ(with.blocking_flows, 6u);  // after searches 1, 3, 6, 11, 20 and 37
+  EXPECT_EQ(with.unblocked, 33u);      // the others but the 40th
+  EXPECT_EQ(with.finished, 5u);        // 37 holds fewer than 16 units, too few to finish
   const LeafSspSolver::Stats without = UnitsLeaveAtDistancesOfTheirOwn(always);
+  EXPECT_EQ(without.blocking_flows, 39u);
   EXPECT_EQ(without.unblocked, 0u);
   EXPECT_EQ(without.finished, 25u);  // while the source holds 16 units or more
 }
