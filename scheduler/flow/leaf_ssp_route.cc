@@ -389,20 +389,20 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
     Augment();
     // The blocking flow finds what the tree paths could not: only when a
     // settled deficit is left and a root still has something to give.
-    bool deficit = false, excess = false;
+    bool deficit = false;
     for (NodeId x : settled_) deficit |= excess_[x] < 0;
-    for (NodeId r : roots_) excess |= excess_[r] > 0;
-    if (deficit && excess && held_back) ++stats_.unblocked;
-    if (deficit && excess && blocking) {
+    int64_t held = 0;  // what the roots still hold (a root never goes below 0)
+    for (NodeId r : roots_) held += excess_[r];
+    if (deficit && held > 0 && held_back) ++stats_.unblocked;
+    if (deficit && held > 0 && blocking) {
       ++stats_.blocking_flows;
-      int64_t before = 0, after = 0;
-      for (NodeId r : roots_) before += excess_[r];
       GroupEntered();
       while (BuildLevels()) BlockingFlow();
-      for (NodeId r : roots_) after += excess_[r];
-      stats_.blocked_units += before - after;
+      int64_t sent = held;
+      for (NodeId r : roots_) sent -= excess_[r];
+      stats_.blocked_units += sent;
       if (backs_off) {
-        if (before - after < options_.blocking_flow_min_units) {
+        if (sent < options_.blocking_flow_min_units) {
           unblocked_wait_ = unblocked_backoff_;
           unblocked_backoff_ *= 2;
         } else {
