@@ -35,6 +35,7 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(entry_key_, nodes, int64_t{0});
   GrowTo(entry_hub_, nodes, kNoId);
   GrowTo(label_, nodes, Label{});
+  GrowTo(hint_, nodes, kNoId);
   GrowTo(entered_mark_, nodes, 0u);
   GrowTo(entered_first_, nodes, kNoId);
   GrowTo(entered_next_, nodes, kNoId);

@@ -139,18 +139,42 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
       ++stats_.finished;
       closing = true;
     }
+    // The arc the last augmenting path left u by is relaxed after the
+    // others and after u's next leaf: ties come out last in, first out,
+    // so the search tries that way first (LeafSspOptions::path_hints).
     const int64_t du = d - pot_[u];
+    const ArcId hint = heap_.lifo() ? hint_[u] : kNoId;
+    ArcId later = kNoId;
     for (ArcId a : out_[u]) {
       ++scanned;
       const ArcCopy& c = arcs_[a];
-      if (c.flow < c.capacity) Relax(c.head, du + c.cost + pot_[c.head], a, u, kForward);
+      if (c.flow >= c.capacity) continue;
+      if (a == hint) {
+        later = a;
+        continue;
+      }
+      Relax(c.head, du + c.cost + pot_[c.head], a, u, kForward);
     }
+    bool later_backward = false;
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
       ++scanned;
       const ArcCopy& c = arcs_[a];
+      if (a == hint) {
+        later = a;
+        later_backward = true;
+        continue;
+      }
       Relax(c.tail, du - c.cost + pot_[c.tail], a, u, kBackward);
     }
     if (!hubs_.Empty(u)) heap_.Push(std::max(d, d + hubs_.TopKey(u) - pot_[u]), u | kEvent);
+    if (later != kNoId) {
+      const ArcCopy& c = arcs_[later];
+      if (later_backward) {
+        Relax(c.tail, du - c.cost + pot_[c.tail], later, u, kBackward);
+      } else {
+        Relax(c.head, du + c.cost + pot_[c.head], later, u, kForward);
+      }
+    }
   }
   stats_.settled += settled_.size();
   stats_.scanned += scanned;
@@ -306,6 +330,7 @@ void LeafSspSolver::Augment() {
     for (NodeId v = x; label_[v].kind != kRoot; v = label_[v].prev) {
       const Label& l = label_[v];
       const ArcId a = l.arc;
+      if (options_.path_hints && l.kind != kViaLeaf) hint_[l.prev] = a;
       switch (l.kind) {
         case kForward:
           SetFlow(a, arcs_[a].flow + delta);

@@ -425,6 +425,58 @@ TEST(LeafSspTest, BlockingFlowsThatSendNothingBackOff) {
   EXPECT_EQ(without.finished, 25u);  // while the source holds 16 units or more
 }
 
+// Racks of full computers under the cluster node X, and one rack whose
+// computers have free slots, its arc first in X's list (so that a deep
+// search, taking ties last in, first out, tries it last); every cost 0.
+// Ten sources of 2 units each arrive at X. The first search sweeps every
+// full rack before it finds the free one; with path hints each later search
+// leaves X by the arc the last path took and goes straight to a free slot.
+LeafSspSolver::Stats UnitsFollowTheLastPath(LeafSspOptions options) {
+  constexpr int kRacks = 20, kPerRack = 10, kFree = 10, kSources = 10;
+  FlowGraph g;
+  const NodeId sink = g.AddNode(-kRacks * kPerRack), x = g.AddNode(0);
+  const NodeId free_rack = g.AddNode(0);
+  g.AddArc(x, free_rack, 2 * kSources, 0);
+  for (int i = 0; i < kFree; ++i) {
+    const NodeId c = g.AddNode(0);
+    g.AddArc(free_rack, c, 2, 0);
+    g.AddArc(c, sink, 2, 0);
+  }
+  for (int r = 0; r < kRacks; ++r) {
+    const NodeId rack = g.AddNode(0);
+    g.AddArc(x, rack, kPerRack, 0);
+    for (int i = 0; i < kPerRack; ++i) {
+      const NodeId c = g.AddNode(0);
+      g.AddArc(rack, c, 1, 0);
+      g.AddArc(c, sink, 1, 0);
+      g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
+    }
+  }
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  g.CommitChanges();
+  for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
+  g.SetSupply(sink, -(kRacks * kPerRack + 2 * kSources));
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "ten sources at X").ok());
+  EXPECT_TRUE(solver.stats().warm);
+  EXPECT_EQ(solver.stats().phases, static_cast<uint64_t>(kSources));
+  return solver.stats();
+}
+
+TEST(LeafSspTest, ASearchTriesTheLastPathsWayFirst) {
+  LeafSspOptions hints, none;
+  none.path_hints = false;
+  // The first search settles the 20 full racks and their 200 computers.
+  const LeafSspSolver::Stats with = UnitsFollowTheLastPath(hints);
+  EXPECT_GT(with.settled, 220u);
+  EXPECT_LT(with.settled, 300u);  // each later one about 5 nodes
+  const LeafSspSolver::Stats without = UnitsFollowTheLastPath(none);
+  EXPECT_GT(without.settled, 2000u);  // every search sweeps them
+}
+
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
   FlowGraph g;
   NodeId s = g.AddNode(-1), w = g.AddNode(1);
