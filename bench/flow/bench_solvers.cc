@@ -163,10 +163,9 @@ std::vector<Variant> Variants() {
       // the default before 2026-11-27's sixth session).
       Leaf("incremental_leaf_alwaysbf",
            [](flow::LeafSspOptions& o) { o.blocking_flow_min_units = 0; }),
-      // incremental_leaf whose searches do not try the last augmenting
-      // path's way first (LeafSspOptions::path_hints; before 2026-11-27's
-      // seventh session).
-      Leaf("incremental_leaf_nohint", [](flow::LeafSspOptions& o) { o.path_hints = false; }),
+      // incremental_leaf whose deep searches try the last augmenting path's
+      // way first (LeafSspOptions::path_hints, off by default).
+      Leaf("incremental_leaf_hint", [](flow::LeafSspOptions& o) { o.path_hints = true; }),
       // incremental_leaf whose searches stop at the first deficit that can
       // absorb their sources' excess even when a blocking flow follows
       // (searching as the solver did at commit dd6a33b).

@@ -137,14 +137,20 @@ struct LeafSspOptions {
   // step. 0: a blocking flow after every deep search, as before 2026-11-27's
   // sixth session.
   int64_t blocking_flow_min_units = 1;
-  // A search scans each node's arcs, then the arc by which the last
-  // augmenting path left that node, so that among ties (taken last in,
-  // first out) the way the last path went is tried first. In a burst the
-  // units go one by one from the burst's computers through the cluster
-  // aggregator to the few computers with a free slot; without the hint each
-  // search swept the plateau of full computers to find one again (docs/flow.md,
-  // "The last path's way first"). It orders ties only: every answer is the same.
-  bool path_hints = true;
+  // A deep search relaxes each node's arcs, then, after pushing the node's
+  // next leaf's event, the arc by which the last augmenting path left that
+  // node; ties come out last in, first out, so the way the last path went
+  // is tried first. In a burst the units go one by one from the burst's
+  // computers through the cluster aggregator to the few computers with a
+  // free slot; without the hint each search swept the full computers to
+  // find one again (docs/flow.md, "The last path's way first"). It orders
+  // ties only: every answer has the same cost. Wide searches ignore it.
+  // Off by default: among equal-cost answers it picks others, and through
+  // the scheduler one of them sent burst tasks to slots still being freed
+  // by kills rather than to free ones, so they started a round later
+  // (ScaleSimTest.ABurstUnderQfpIsForcedOntoTheCluster). On in the
+  // benchmark's `incremental_leaf_hint`.
+  bool path_hints = false;
   // A search from one source is wide when it settled a quarter of the core
   // or more, and at least reverse_min_nodes nodes. After this many wide
   // searches in a solve (0: never), the next phase first searches backwards
@@ -375,7 +381,10 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint8_t kind = kRoot;  // ...forwards, backwards, or through the arc's leaf
   };
   std::vector<Label> label_;
-  std::vector<ArcId> hint_;  // by NodeId: the arc the last augmenting path left it by
+  // By core NodeId: the arc by which the last search-tree path that
+  // Augment sent along left it (not set by blocking flows or leaf steps).
+  // Only matched against the node's own lists, so a stale one is harmless.
+  std::vector<ArcId> hint_;
   uint32_t stamp_ = 0;
   static constexpr uint32_t kEvent = 0x80000000u;  // a heap value: a hub's next leaf
   RadixHeap heap_;

@@ -139,9 +139,10 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
       ++stats_.finished;
       closing = true;
     }
-    // The arc the last augmenting path left u by is relaxed after the
-    // others and after u's next leaf: ties come out last in, first out,
-    // so the search tries that way first (LeafSspOptions::path_hints).
+    // In a deep search the arc the last augmenting path left u by is
+    // relaxed after the others and after pushing u's next leaf's event:
+    // ties come out last in, first out, so the search tries that way first
+    // (LeafSspOptions::path_hints).
     const int64_t du = d - pot_[u];
     const ArcId hint = heap_.lifo() ? hint_[u] : kNoId;
     ArcId later = kNoId;

@@ -456,7 +456,8 @@ LeafSspSolver::Stats UnitsFollowTheLastPath(LeafSspOptions options) {
   FlowSolution sol;
   EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
   g.CommitChanges();
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
+  // Unchanged: the solve after a load, so that the next one searches deep.
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
   g.CommitChanges();
   for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
   g.SetSupply(sink, -(kRacks * kPerRack + 2 * kSources));
@@ -468,7 +469,7 @@ LeafSspSolver::Stats UnitsFollowTheLastPath(LeafSspOptions options) {
 
 TEST(LeafSspTest, ASearchTriesTheLastPathsWayFirst) {
   LeafSspOptions hints, none;
-  none.path_hints = false;
+  hints.path_hints = true;
   // The first search settles the 20 full racks and their 200 computers.
   const LeafSspSolver::Stats with = UnitsFollowTheLastPath(hints);
   EXPECT_GT(with.settled, 220u);
