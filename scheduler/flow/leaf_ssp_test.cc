@@ -312,12 +312,29 @@ TEST(LeafSspTest, ADeficitReachedAtAPlateausDistanceEndsTheSearch) {
   EXPECT_GT(SettledRoutingThroughAPlateau(false), 300u);
 }
 
+// Solves g, then once more unchanged (the solve after a load, so that the
+// next one searches deep), then applies `change` and solves again; returns
+// that last solve's stats, checked against LEMON and warm.
+template <typename Change>
+LeafSspSolver::Stats SolveDeepAfter(FlowGraph& g, LeafSspOptions options, Change change,
+                                    const std::string& what) {
+  LeafSspSolver solver(options);
+  FlowSolution sol;
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
+  g.CommitChanges();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
+  g.CommitChanges();
+  change();
+  EXPECT_TRUE(SolveAndCheck(solver, g, sol, what).ok());
+  EXPECT_TRUE(solver.stats().warm);
+  return solver.stats();
+}
+
 // K computers, each running one task and with one slot left, all at one
 // potential with the sink (each one's arc to the sink carries a unit and
 // has room for another); the cluster node X reaches each by an empty arc.
-// The solver solves it, then once more unchanged (the wide solve after a
-// load), so that its next solve searches deep; `arrive` then adds sources
-// at X (the sink's demand made to match), and that solve's stats are returned.
+// SolveDeepAfter solves it twice, then `arrive` adds sources at X (the
+// sink's demand made to match), and that solve's stats are returned.
 template <typename Arrive>
 LeafSspSolver::Stats UnitsArriveAtTiedComputers(int computers, int sink_takes,
                                                 LeafSspOptions options, Arrive arrive) {
@@ -329,17 +346,13 @@ LeafSspSolver::Stats UnitsArriveAtTiedComputers(int computers, int sink_takes,
     g.AddArc(c, sink, 2, 0);
     g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
   }
-  LeafSspSolver solver(options);
-  FlowSolution sol;
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
-  g.CommitChanges();
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
-  g.CommitChanges();
-  arrive(g, x);
-  g.SetSupply(sink, -(computers + sink_takes));
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "units arrive at X").ok());
-  EXPECT_TRUE(solver.stats().warm);
-  return solver.stats();
+  return SolveDeepAfter(
+      g, options,
+      [&] {
+        arrive(g, x);
+        g.SetSupply(sink, -(computers + sink_takes));
+      },
+      "units arrive at X");
 }
 
 // One source of 50 units. Its search reaches the sink through the first
@@ -396,20 +409,17 @@ LeafSspSolver::Stats UnitsLeaveAtDistancesOfTheirOwn(LeafSspOptions options) {
     computers.push_back(g.AddNode(0));
     g.AddArc(computers.back(), sink, 1, 0);
   }
-  LeafSspSolver solver(options);
-  FlowSolution sol;
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
-  g.CommitChanges();
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());  // the wide solve after a load
-  g.CommitChanges();
-  const NodeId source = g.AddNode(kComputers);
-  for (int i = 0; i < kComputers; ++i) g.AddArc(source, computers[i], 1, i);
-  g.SetSupply(sink, -kComputers);
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "a source of 40 units").ok());
-  EXPECT_TRUE(solver.stats().warm);
-  EXPECT_EQ(solver.stats().phases, 40u);
-  EXPECT_EQ(solver.stats().blocked_units, 0);
-  return solver.stats();
+  const LeafSspSolver::Stats stats = SolveDeepAfter(
+      g, options,
+      [&] {
+        const NodeId source = g.AddNode(kComputers);
+        for (int i = 0; i < kComputers; ++i) g.AddArc(source, computers[i], 1, i);
+        g.SetSupply(sink, -kComputers);
+      },
+      "a source of 40 units");
+  EXPECT_EQ(stats.phases, 40u);
+  EXPECT_EQ(stats.blocked_units, 0);
+  return stats;
 }
 
 TEST(LeafSspTest, BlockingFlowsThatSendNothingBackOff) {
@@ -452,19 +462,15 @@ LeafSspSolver::Stats UnitsFollowTheLastPath(LeafSspOptions options) {
       g.AddArc(g.AddNode(1), c, 1, 0);  // its running task
     }
   }
-  LeafSspSolver solver(options);
-  FlowSolution sol;
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "initial").ok());
-  g.CommitChanges();
-  // Unchanged: the solve after a load, so that the next one searches deep.
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "unchanged").ok());
-  g.CommitChanges();
-  for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
-  g.SetSupply(sink, -(kRacks * kPerRack + 2 * kSources));
-  EXPECT_TRUE(SolveAndCheck(solver, g, sol, "ten sources at X").ok());
-  EXPECT_TRUE(solver.stats().warm);
-  EXPECT_EQ(solver.stats().phases, static_cast<uint64_t>(kSources));
-  return solver.stats();
+  const LeafSspSolver::Stats stats = SolveDeepAfter(
+      g, options,
+      [&] {
+        for (int i = 0; i < kSources; ++i) g.AddArc(g.AddNode(2), x, 2, 0);
+        g.SetSupply(sink, -(kRacks * kPerRack + 2 * kSources));
+      },
+      "ten sources at X");
+  EXPECT_EQ(stats.phases, static_cast<uint64_t>(kSources));
+  return stats;
 }
 
 TEST(LeafSspTest, ASearchTriesTheLastPathsWayFirst) {
