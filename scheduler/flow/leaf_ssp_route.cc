@@ -144,38 +144,37 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
     // ties come out last in, first out, so the search tries that way first
     // (LeafSspOptions::path_hints).
     const int64_t du = d - pot_[u];
-    const ArcId hint = heap_.lifo() ? hint_[u] : kNoId;
+    auto forward = [&](ArcId a) {
+      const ArcCopy& c = arcs_[a];
+      Relax(c.head, du + c.cost + pot_[c.head], a, u, kForward);
+    };
+    auto backward = [&](ArcId a) {
+      const ArcCopy& c = arcs_[a];
+      Relax(c.tail, du - c.cost + pot_[c.tail], a, u, kBackward);
+    };
+    const ArcId hint = options_.path_hints && heap_.lifo() ? hint_[u] : kNoId;
     ArcId later = kNoId;
+    bool later_backward = false;
     for (ArcId a : out_[u]) {
       ++scanned;
-      const ArcCopy& c = arcs_[a];
-      if (c.flow >= c.capacity) continue;
+      if (arcs_[a].flow >= arcs_[a].capacity) continue;
       if (a == hint) {
         later = a;
-        continue;
+      } else {
+        forward(a);
       }
-      Relax(c.head, du + c.cost + pot_[c.head], a, u, kForward);
     }
-    bool later_backward = false;
     for (ArcId a = fin_first_[u]; a != kNoId; a = fin_next_[a]) {
       ++scanned;
-      const ArcCopy& c = arcs_[a];
       if (a == hint) {
         later = a;
         later_backward = true;
-        continue;
+      } else {
+        backward(a);
       }
-      Relax(c.tail, du - c.cost + pot_[c.tail], a, u, kBackward);
     }
     if (!hubs_.Empty(u)) heap_.Push(std::max(d, d + hubs_.TopKey(u) - pot_[u]), u | kEvent);
-    if (later != kNoId) {
-      const ArcCopy& c = arcs_[later];
-      if (later_backward) {
-        Relax(c.tail, du - c.cost + pot_[c.tail], later, u, kBackward);
-      } else {
-        Relax(c.head, du + c.cost + pot_[c.head], later, u, kForward);
-      }
-    }
+    if (later != kNoId) later_backward ? backward(later) : forward(later);
   }
   stats_.settled += settled_.size();
   stats_.scanned += scanned;
