@@ -107,10 +107,14 @@ TEST(ScaleSimTest, ABurstUnderQfpIsForcedOntoTheCluster) {
   EXPECT_EQ(r->burst_tasks, 200);
   EXPECT_EQ(r->burst_placed, 200);
   EXPECT_DOUBLE_EQ(r->burst_round_ms, 125);
-  // Placed by the first round that saw the burst: its 125 ms, plus the time
-  // from the arrival to that round's start.
+  // Placed by the first round that saw the burst (its 125 ms, plus the time
+  // from the arrival to that round's start), or, for a task the flow sent
+  // to a slot that round's kills are freeing, by the next round a second
+  // later: the cost model does not tell a free slot from one being freed,
+  // so which of the two a task gets is a tie between equal-cost answers,
+  // and QuincyPolicy holds a start until its slot is free.
   EXPECT_GE(r->burst_all_placed_s, 0.125 - 1e-9);
-  EXPECT_LT(r->burst_all_placed_s, 1.0);
+  EXPECT_LT(r->burst_all_placed_s, 1.5);
   EXPECT_EQ(r->tasks_placed + r->tasks_waiting_at_end, r->tasks_submitted + r->tasks_killed);
 
   // Without the burst the same run submits 200 tasks fewer.

@@ -163,9 +163,18 @@ std::vector<Variant> Variants() {
       // the default before 2026-11-27's sixth session).
       Leaf("incremental_leaf_alwaysbf",
            [](flow::LeafSspOptions& o) { o.blocking_flow_min_units = 0; }),
-      // incremental_leaf whose deep searches try the last augmenting path's
-      // way first (LeafSspOptions::path_hints, off by default).
-      Leaf("incremental_leaf_hint", [](flow::LeafSspOptions& o) { o.path_hints = true; }),
+      // incremental_leaf without path hints (LeafSspOptions::path_hints, on
+      // by default since 2026-11-27's eighth session).
+      Leaf("incremental_leaf_nohint", [](flow::LeafSspOptions& o) { o.path_hints = false; }),
+      // incremental_leaf without the exit cache (LeafSspOptions::exit_cache):
+      // every leaf its hub lets in relaxes all of its exits.
+      Leaf("incremental_leaf_nocache", [](flow::LeafSspOptions& o) { o.exit_cache = false; }),
+      // incremental_leaf with neither: the default before the eighth session.
+      Leaf("incremental_leaf_nohint_nocache",
+           [](flow::LeafSspOptions& o) {
+             o.path_hints = false;
+             o.exit_cache = false;
+           }),
       // incremental_leaf whose searches stop at the first deficit that can
       // absorb their sources' excess even when a blocking flow follows
       // (searching as the solver did at commit dd6a33b).

@@ -309,6 +309,7 @@ struct Runner {
           r["scanned"] = ls.scanned;
           r["leaf_events"] = ls.leaf_events;
           r["stale_keys"] = ls.stale_keys;
+          r["deferred"] = ls.deferred;
           r["paths"] = ls.paths;
           r["drained"] = ls.drained;
           r["retracted"] = ls.retracted;

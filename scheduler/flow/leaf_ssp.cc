@@ -36,6 +36,7 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(entry_hub_, nodes, kNoId);
   GrowTo(label_, nodes, Label{});
   GrowTo(hint_, nodes, kNoId);
+  GrowTo(cache_, nodes, ExitCache{});
   GrowTo(entered_mark_, nodes, 0u);
   GrowTo(entered_first_, nodes, kNoId);
   GrowTo(entered_next_, nodes, kNoId);
@@ -178,6 +179,7 @@ void LeafSspSolver::MoveLeaf(NodeId w, ArcId to) {
   if (at_[w] != kNoId) SetFlow(at_[w], 0);
   SetFlow(to, 1);
   at_[w] = to;
+  cache_[w].route = 0;  // its exits changed
 }
 
 void LeafSspSolver::MakeLeaf(NodeId n) {

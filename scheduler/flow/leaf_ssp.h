@@ -145,12 +145,24 @@ struct LeafSspOptions {
   // free slot; without the hint each search swept the full computers to
   // find one again (docs/flow.md, "The last path's way first"). It orders
   // ties only: every answer has the same cost. Wide searches ignore it.
-  // Off by default: among equal-cost answers it picks others, and through
-  // the scheduler one of them sent burst tasks to slots still being freed
-  // by kills rather than to free ones, so they started a round later
-  // (ScaleSimTest.ABurstUnderQfpIsForcedOntoTheCluster). On in the
-  // benchmark's `incremental_leaf_hint`.
-  bool path_hints = false;
+  // Among equal-cost answers it picks others than a search without it, and
+  // the cost model does not tell a free slot from one being freed by a kill
+  // (QuincyPolicy holds a task sent to the latter for a round): that kept
+  // it off by default until the exit cache below (docs/flow.md, "The
+  // cheapest exits cached").
+  bool path_hints = true;
+  // A leaf that entered a search keeps, for the rest of the solve's route,
+  // its cheapest exits (arc, head and cost) and a lower bound on the rest's
+  // prices cost(w, v) + p(v) (potentials only rise in a route). When its
+  // hub lets it in again, it relaxes only those of its cached exits that
+  // reach an unsettled node by the distance being settled, reading no other
+  // arc, and is put off to where its next one could, often beyond the
+  // search's radius; it enters in full only when the rest could be reached.
+  // In a burst each search settles the burst's computers at one distance,
+  // and their tasks' cheapest exits lead to one another: every search had
+  // them all enter (docs/flow.md, "The cheapest exits cached"). It orders
+  // the relaxations only: every answer has the same cost.
+  bool exit_cache = true;
   // A search from one source is wide when it settled a quarter of the core
   // or more, and at least reverse_min_nodes nodes. After this many wide
   // searches in a solve (0: never), the next phase first searches backwards
@@ -198,6 +210,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t settled = 0;          // core nodes settled, all searches
     uint64_t scanned = 0;          // core arcs scanned, all searches
     uint64_t leaf_events = 0;      // leaves that entered a search
+    uint64_t deferred = 0;         // entries put off by the exit cache
     uint64_t stale_keys = 0;       // leaf keys found stale and recomputed in a search
     uint64_t paths = 0;            // augmenting paths
     uint64_t drained = 0;          // units a source sent out through its own leaves
@@ -287,6 +300,12 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // ReverseSearch, then one Phase from every source that holds excess.
   Status ReversePhase(const CancelFlag* cancel);
   void LeafEvent(NodeId u, int64_t key);
+  // Leaf w, out of its hub u's heap, relaxes its exits...
+  void Enter(NodeId w, NodeId u);
+  // ...or, with a valid exit cache, relaxes the cached exits that reach an
+  // unsettled node at distance d or less and is put off to where its next
+  // exit could (true; false: it must enter in full).
+  bool Defer(NodeId w, NodeId u, int64_t d);
   void NextStamp();
   void Augment();
   int64_t StepResidual(NodeId v) const;
@@ -386,7 +405,26 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // Only matched against the node's own lists, so a stale one is harmless.
   std::vector<ArcId> hint_;
   uint32_t stamp_ = 0;
-  static constexpr uint32_t kEvent = 0x80000000u;  // a heap value: a hub's next leaf
+  static constexpr uint32_t kEvent = 0x80000000u;   // a heap value: a hub's next leaf
+  static constexpr uint32_t kPutOff = 0x40000000u;  // a heap value: a leaf put off
+  // A leaf's exit cache (LeafSspOptions::exit_cache): its kCached cheapest
+  // exits when it last entered in full (arc kNoId past its exits), and a
+  // lower bound on the prices cost(w, v) + p(v) of the rest; valid in the
+  // route whose number is `route` while the leaf stays where it was.
+  static constexpr int kCached = 6;
+  struct CachedExit {
+    int64_t cost;
+    NodeId head;
+    ArcId arc;
+  };
+  struct ExitCache {
+    CachedExit exit[kCached];
+    int64_t rest;
+    int64_t at_cost;  // the cost of the arc the leaf sits on
+    uint32_t route = 0;
+  };
+  std::vector<ExitCache> cache_;  // by NodeId
+  uint32_t route_ = 0;            // this route's number (never 0)
   RadixHeap heap_;
   std::vector<NodeId> settled_;     // core nodes settled in this search, in order
   std::vector<NodeId> entered_;     // leaves taken out of their heaps by this search...

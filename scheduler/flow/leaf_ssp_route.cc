@@ -48,30 +48,92 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
 // true keys are smaller; that is harmless (u is settled, and Dijkstra may
 // relax a settled node's arcs in any order), and cheaper than checking: the
 // one pass over its arcs relaxes them and yields its exact key, which it
-// keeps when it goes back into the heap.
+// keeps when it goes back into the heap. A leaf whose cached exits lead to
+// settled nodes only is put off instead (Defer).
 void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   if (hubs_.Empty(u)) return;
   const NodeId w = hubs_.Top(u);
-  const int64_t du = label_[u].dist;
   hubs_.Remove(w);
+  // The next leaf's cache is fetched while this one is handled.
+  if (!hubs_.Empty(u)) __builtin_prefetch(&cache_[hubs_.Top(u)]);
   entered_.push_back(w);
   entry_hub_[w] = u;
+  if (!Defer(w, u, key)) Enter(w, u);
+  if (!hubs_.Empty(u)) {
+    heap_.Push(std::max(key, label_[u].dist + hubs_.TopKey(u) - pot_[u]), u | kEvent);
+  }
+}
+
+void LeafSspSolver::Enter(NodeId w, NodeId u) {
   ++stats_.leaf_events;
   const ArcId at = at_[w];
   const int64_t at_cost = arcs_[at].cost;
-  const int64_t base = du - pot_[u] - at_cost;
+  const int64_t base = label_[u].dist - pot_[u] - at_cost;
   int64_t best = kNoExit;
+  // The cheapest kCached exits by price, ascending; the rest's least price.
+  int64_t price[kCached];
+  ExitCache* cache = options_.exit_cache ? &cache_[w] : nullptr;
+  if (cache != nullptr) {
+    std::fill(std::begin(price), std::end(price), kNoExit);
+    for (CachedExit& e : cache->exit) e.arc = kNoId;
+    cache->rest = kNoExit;
+    cache->at_cost = at_cost;
+  }
   for (ArcId a : out_[w]) {
     const ArcCopy& c = arcs_[a];
     if (a == at || c.flow >= c.capacity || c.head == u) continue;
-    const int64_t price = c.cost + pot_[c.head];
-    best = std::min(best, price - at_cost);
-    Relax(c.head, base + price, a, u, kViaLeaf);
+    const int64_t p = c.cost + pot_[c.head];
+    best = std::min(best, p - at_cost);
+    if (cache != nullptr && p < cache->rest) {
+      int i = kCached - 1;
+      if (p < price[i]) {
+        cache->rest = price[i];
+        for (; i > 0 && price[i - 1] > p; --i) {
+          price[i] = price[i - 1];
+          cache->exit[i] = cache->exit[i - 1];
+        }
+        price[i] = p;
+        cache->exit[i] = CachedExit{c.cost, c.head, a};
+      } else {
+        cache->rest = p;
+      }
+    }
+    Relax(c.head, base + p, a, u, kViaLeaf);
   }
   entry_key_[w] = best;
-  if (!hubs_.Empty(u)) {
-    heap_.Push(std::max(key, du + hubs_.TopKey(u) - pot_[u]), u | kEvent);
+  if (cache != nullptr) cache->route = route_;
+}
+
+// A cached exit's cost is exact and its head's potential is read now, so
+// its reach is exact; an exit not cached reaches no sooner than the bound
+// on the rest says, and an exit to a settled node relaxes nothing. So w
+// relaxes the cached exits that reach an unsettled node by d and need not
+// come back before the next one could. Its key for going back into u's
+// heap is the least of the cached prices and the bound, a lower bound.
+bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
+  // (A leaf id that does not fit beside the tag is never put off.)
+  if (!options_.exit_cache || cache_[w].route != route_ || w >= kPutOff) return false;
+  const ExitCache& cache = cache_[w];
+  const int64_t at_cost = cache.at_cost;
+  const int64_t base = label_[u].dist - pot_[u] - at_cost;
+  if (cache.rest < kNoExit && base + cache.rest <= d) return false;
+  int64_t next = cache.rest < kNoExit ? base + cache.rest : kNoExit;
+  int64_t least = cache.rest;
+  for (const CachedExit& e : cache.exit) {
+    if (e.arc == kNoId) break;
+    const int64_t p = e.cost + pot_[e.head];
+    least = std::min(least, p);
+    if (label_[e.head].done == stamp_) continue;
+    if (base + p <= d) {
+      Relax(e.head, base + p, e.arc, u, kViaLeaf);
+    } else {
+      next = std::min(next, base + p);
+    }
   }
+  entry_key_[w] = least - at_cost;
+  if (next < kNoExit) heap_.Push(next, w | kPutOff);
+  ++stats_.deferred;
+  return true;
 }
 
 // Multi-source Dijkstra over the core from sources_, stopping once the
@@ -114,6 +176,11 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
       current_ = d;
       if ((item & kEvent) != 0) {
         LeafEvent(item & ~kEvent, d);
+        continue;
+      }
+      if ((item & kPutOff) != 0) {
+        const NodeId w = item & ~kPutOff;
+        if (!Defer(w, entry_hub_[w], d)) Enter(w, entry_hub_[w]);
         continue;
       }
       u = item;
@@ -478,6 +545,12 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
 }
 
 Status LeafSspSolver::Route(const CancelFlag* cancel) {
+  // A new route number: the exit caches of the last route (whose arcs and
+  // potentials may have changed since) read as empty.
+  if (++route_ == 0) {
+    for (ExitCache& c : cache_) c.route = 0;
+    route_ = 1;
+  }
   unblocked_wait_ = 0;
   unblocked_backoff_ = 1;
   heap_.Clear();

@@ -475,13 +475,67 @@ LeafSspSolver::Stats UnitsFollowTheLastPath(LeafSspOptions options) {
 
 TEST(LeafSspTest, ASearchTriesTheLastPathsWayFirst) {
   LeafSspOptions hints, none;
-  hints.path_hints = true;
+  none.path_hints = false;
   // The first search settles the 20 full racks and their 200 computers.
   const LeafSspSolver::Stats with = UnitsFollowTheLastPath(hints);
   EXPECT_GT(with.settled, 220u);
   EXPECT_LT(with.settled, 300u);  // each later one about 5 nodes
   const LeafSspSolver::Stats without = UnitsFollowTheLastPath(none);
   EXPECT_GT(without.settled, 2000u);  // every search sweeps them
+}
+
+// A burst in miniature. Full computers P_0..P_{n-1}, each running kPer
+// tasks; every task can also run on the next three computers at the same
+// cost (so the full computers form one plateau of zero-reduced-cost exits)
+// or go through X at a cost of its own; X reaches kFree free slots. Then a
+// new task arrives at each of the first kBurst computers, which can run
+// there only: each unit leaves the plateau through the next-cheapest task's
+// exit into X, one search a unit. Every search sweeps the plateau; with the
+// exit cache its tasks relax their cached exits to one another and are put
+// off, and enter in full only when their exit into X is within reach.
+LeafSspSolver::Stats UnitsLeaveAPlateau(LeafSspOptions options) {
+  constexpr int kComputers = 30, kPer = 4, kFree = 20, kBurst = 10;
+  FlowGraph g;
+  const NodeId sink = g.AddNode(-kComputers * kPer), x = g.AddNode(0);
+  for (int i = 0; i < kFree; ++i) {
+    const NodeId f = g.AddNode(0);
+    g.AddArc(x, f, 1, 0);
+    g.AddArc(f, sink, 1, 0);
+  }
+  std::vector<NodeId> computers;
+  for (int i = 0; i < kComputers; ++i) {
+    computers.push_back(g.AddNode(0));
+    g.AddArc(computers.back(), sink, kPer, 0);
+  }
+  for (int i = 0; i < kComputers; ++i) {
+    for (int k = 0; k < kPer; ++k) {
+      const NodeId task = g.AddNode(1);
+      g.AddArc(task, computers[i], 1, 0);
+      for (int j = 1; j <= 3; ++j) g.AddArc(task, computers[(i + j) % kComputers], 1, 0);
+      g.AddArc(task, x, 1, 100 + i * kPer + k);
+    }
+  }
+  const LeafSspSolver::Stats stats = SolveDeepAfter(
+      g, options,
+      [&] {
+        for (int i = 0; i < kBurst; ++i) g.AddArc(g.AddNode(1), computers[i], 1, 0);
+        g.SetSupply(sink, -(kComputers * kPer + kBurst));
+      },
+      "a burst on the plateau");
+  EXPECT_EQ(stats.excess_units, kBurst);
+  return stats;
+}
+
+TEST(LeafSspTest, TasksWhoseCachedExitsAreSettledArePutOff) {
+  LeafSspOptions cache, none;
+  none.exit_cache = false;
+  const LeafSspSolver::Stats with = UnitsLeaveAPlateau(cache);
+  const LeafSspSolver::Stats without = UnitsLeaveAPlateau(none);
+  EXPECT_EQ(with.phases, without.phases);
+  EXPECT_EQ(without.deferred, 0u);
+  EXPECT_GT(without.leaf_events, 1000u);  // each of 10 searches, most of the 120 tasks
+  EXPECT_GT(with.deferred, 500u);
+  EXPECT_LT(with.leaf_events, 250u);  // 185 when written
 }
 
 TEST(LeafSspTest, InfeasibleBatchThenFeasible) {
