@@ -37,6 +37,7 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(label_, nodes, Label{});
   GrowTo(hint_, nodes, kNoId);
   GrowTo(cache_, nodes, ExitCache{});
+  GrowTo(cache_mark_, nodes, 0u);
   GrowTo(entered_mark_, nodes, 0u);
   GrowTo(entered_first_, nodes, kNoId);
   GrowTo(entered_next_, nodes, kNoId);
@@ -179,7 +180,7 @@ void LeafSspSolver::MoveLeaf(NodeId w, ArcId to) {
   if (at_[w] != kNoId) SetFlow(at_[w], 0);
   SetFlow(to, 1);
   at_[w] = to;
-  cache_[w].route = 0;  // its exits changed
+  cache_mark_[w] = 0;  // its exits changed
 }
 
 void LeafSspSolver::MakeLeaf(NodeId n) {

@@ -409,8 +409,11 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   static constexpr uint32_t kPutOff = 0x40000000u;  // a heap value: a leaf put off
   // A leaf's exit cache (LeafSspOptions::exit_cache): its kCached cheapest
   // exits when it last entered in full (arc kNoId past its exits), and a
-  // lower bound on the prices cost(w, v) + p(v) of the rest; valid in the
-  // route whose number is `route` while the leaf stays where it was.
+  // lower bound on the prices cost(w, v) + p(v) of the rest; valid while
+  // cache_mark_ holds 2 * route_ + 1 (the leaf has not moved since, in
+  // this route). A leaf's first full entry in a route only sets the mark
+  // to 2 * route_, and its second fills the cache: in the many routes
+  // where each leaf enters once, filling it would be work for nothing.
   static constexpr int kCached = 6;
   struct CachedExit {
     int64_t cost;
@@ -421,10 +424,10 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     CachedExit exit[kCached];
     int64_t rest;
     int64_t at_cost;  // the cost of the arc the leaf sits on
-    uint32_t route = 0;
   };
-  std::vector<ExitCache> cache_;  // by NodeId
-  uint32_t route_ = 0;            // this route's number (never 0)
+  std::vector<ExitCache> cache_;      // by NodeId
+  std::vector<uint32_t> cache_mark_;  // by NodeId
+  uint32_t route_ = 0;                // this route's number (never 0)
   RadixHeap heap_;
   std::vector<NodeId> settled_;     // core nodes settled in this search, in order
   std::vector<NodeId> entered_;     // leaves taken out of their heaps by this search...

@@ -55,7 +55,7 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   const NodeId w = hubs_.Top(u);
   hubs_.Remove(w);
   // The next leaf's cache is fetched while this one is handled.
-  if (!hubs_.Empty(u)) __builtin_prefetch(&cache_[hubs_.Top(u)]);
+  if (!hubs_.Empty(u)) __builtin_prefetch(&cache_mark_[hubs_.Top(u)]);
   entered_.push_back(w);
   entry_hub_[w] = u;
   if (!Defer(w, u, key)) Enter(w, u);
@@ -72,7 +72,14 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
   int64_t best = kNoExit;
   // The cheapest kCached exits by price, ascending; the rest's least price.
   int64_t price[kCached];
-  ExitCache* cache = options_.exit_cache ? &cache_[w] : nullptr;
+  ExitCache* cache = nullptr;
+  if (options_.exit_cache) {
+    if (cache_mark_[w] == 2 * route_) {
+      cache = &cache_[w];
+    } else {
+      cache_mark_[w] = 2 * route_;
+    }
+  }
   if (cache != nullptr) {
     std::fill(std::begin(price), std::end(price), kNoExit);
     for (CachedExit& e : cache->exit) e.arc = kNoId;
@@ -101,7 +108,7 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
     Relax(c.head, base + p, a, u, kViaLeaf);
   }
   entry_key_[w] = best;
-  if (cache != nullptr) cache->route = route_;
+  if (cache != nullptr) cache_mark_[w] = 2 * route_ + 1;
 }
 
 // A cached exit's cost is exact and its head's potential is read now, so
@@ -112,7 +119,7 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
 // heap is the least of the cached prices and the bound, a lower bound.
 bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
   // (A leaf id that does not fit beside the tag is never put off.)
-  if (!options_.exit_cache || cache_[w].route != route_ || w >= kPutOff) return false;
+  if (!options_.exit_cache || cache_mark_[w] != 2 * route_ + 1 || w >= kPutOff) return false;
   const ExitCache& cache = cache_[w];
   const int64_t at_cost = cache.at_cost;
   const int64_t base = label_[u].dist - pot_[u] - at_cost;
@@ -547,8 +554,8 @@ int64_t LeafSspSolver::CollectSources(bool& stranded) {
 Status LeafSspSolver::Route(const CancelFlag* cancel) {
   // A new route number: the exit caches of the last route (whose arcs and
   // potentials may have changed since) read as empty.
-  if (++route_ == 0) {
-    for (ExitCache& c : cache_) c.route = 0;
+  if (++route_ >= (1u << 31)) {
+    std::fill(cache_mark_.begin(), cache_mark_.end(), 0u);
     route_ = 1;
   }
   unblocked_wait_ = 0;
