@@ -511,9 +511,16 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
     }
   }
   // The leaves that entered the search go back into their hubs' heaps; one
-  // still where it entered keeps the key it entered with: exact then, and
-  // potentials have only risen since.
+  // still where it entered keeps the key it entered with (exact for one
+  // that entered in full, a lower bound for one put off; potentials have
+  // only risen since). A leaf marked in this route (exit_cache) has not
+  // moved since it was marked, before it entered: it is where it entered,
+  // and its arc need not be read.
   for (NodeId w : entered_) {
+    if (cache_mark_[w] >> 1 == route_) {
+      hubs_.Insert(entry_hub_[w], w, entry_key_[w]);
+      continue;
+    }
     const NodeId hub = arcs_[at_[w]].head;
     hubs_.Insert(hub, w, hub == entry_hub_[w] ? entry_key_[w] : Key(w));
   }
