@@ -19,7 +19,10 @@
 // search one at a time, in key order, at distance d + key - p(u). A search
 // ends at the radius where it has reached enough deficit, so the leaves
 // whose exits cost more than that — most waiting tasks, nearly every
-// running one — are never looked at. Potentials only rise in a search, so a
+// running one — are never looked at. A leaf let in again within a solve
+// reads its cheapest exits from a cache instead of its arcs, and waits
+// in the search's heap while they lead only to settled nodes
+// (LeafSspOptions::exit_cache). Potentials only rise in a search, so a
 // key stays a lower bound as hub potentials rise; when one is found stale it
 // is recomputed and the leaf put back in place.
 //
