@@ -19,10 +19,10 @@
 // search one at a time, in key order, at distance d + key - p(u). A search
 // ends at the radius where it has reached enough deficit, so the leaves
 // whose exits cost more than that — most waiting tasks, nearly every
-// running one — are never looked at. A leaf let in again within a solve
-// reads its cheapest exits from a cache instead of its arcs, and waits
-// in the search's heap while they lead only to settled nodes
-// (LeafSspOptions::exit_cache). Potentials only rise in a search, so a
+// running one — are never looked at. A leaf that has entered in full twice
+// within a solve reads its cheapest exits from a cache after that instead
+// of its arcs, and waits in the search's heap while they lead only to
+// settled nodes (LeafSspOptions::exit_cache). Potentials only rise in a search, so a
 // key stays a lower bound as hub potentials rise; when one is found stale it
 // is recomputed and the leaf put back in place.
 //
@@ -154,13 +154,15 @@ struct LeafSspOptions {
   // it off by default until the exit cache below (docs/flow.md, "The
   // cheapest exits cached").
   bool path_hints = true;
-  // A leaf that entered a search keeps, for the rest of the solve's route,
-  // its cheapest exits (arc, head and cost) and a lower bound on the rest's
-  // prices cost(w, v) + p(v) (potentials only rise in a route). When its
-  // hub lets it in again, it relaxes only those of its cached exits that
-  // reach an unsettled node by the distance being settled, reading no other
-  // arc, and is put off to where its next one could, often beyond the
-  // search's radius; it enters in full only when the rest could be reached.
+  // A leaf that entered a search in full twice in a solve's route keeps,
+  // for the rest of the route, its cheapest exits (arc, head and cost) and
+  // a lower bound on the rest's prices cost(w, v) + p(v) (potentials only
+  // rise in a route). When its hub lets it in again, it relaxes only those
+  // of its cached exits that reach an unsettled node by the distance being
+  // settled, reading no other arc, and is put off to where its next one
+  // could, often beyond the search's radius; it enters in full again only
+  // when the rest could be reached, or after it moved (and twice then,
+  // the second time refilling the cache).
   // In a burst each search settles the burst's computers at one distance,
   // and their tasks' cheapest exits lead to one another: every search had
   // them all enter (docs/flow.md, "The cheapest exits cached"). It orders
@@ -416,7 +418,8 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // cache_mark_ holds 2 * route_ + 1 (the leaf has not moved since, in
   // this route). A leaf's first full entry in a route only sets the mark
   // to 2 * route_, and its second fills the cache: in the many routes
-  // where each leaf enters once, filling it would be work for nothing.
+  // where each leaf enters once, filling it would be work for nothing. A
+  // full entry with the cache valid sets the mark to 2 * route_ again.
   static constexpr int kCached = 6;
   struct CachedExit {
     int64_t cost;
@@ -431,10 +434,11 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<ExitCache> cache_;      // by NodeId
   std::vector<uint32_t> cache_mark_;  // by NodeId
   uint32_t route_ = 0;                // this route's number (never 0)
+  bool cache_on_ = false;             // exit_cache, and node ids fit beside kPutOff
   RadixHeap heap_;
   std::vector<NodeId> settled_;     // core nodes settled in this search, in order
   std::vector<NodeId> entered_;     // leaves taken out of their heaps by this search...
-  std::vector<int64_t> entry_key_;  // ...by NodeId: the exact key each entered with...
+  std::vector<int64_t> entry_key_;  // ...by NodeId: its key (a lower bound if put off)...
   std::vector<NodeId> entry_hub_;   // ...at this hub
   std::vector<NodeId> sources_;
   std::vector<NodeId> roots_;  // the sources of this search

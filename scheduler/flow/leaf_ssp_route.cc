@@ -71,9 +71,14 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
   const int64_t base = label_[u].dist - pot_[u] - at_cost;
   int64_t best = kNoExit;
   // The cheapest kCached exits by price, ascending; the rest's least price.
-  int64_t price[kCached];
+  // A leaf's first full entry in the route marks it, and its next fills its
+  // cache. One whose cache was valid (the bound on the rest came within
+  // reach) is marked again, and its next full entry refills the cache:
+  // refilling at once sent the steady-state burst's searches along other
+  // equal-cost paths, settling 17 % more nodes in 10-20 % more time.
+  int64_t price[kCached] = {};
   ExitCache* cache = nullptr;
-  if (options_.exit_cache) {
+  if (cache_on_) {
     if (cache_mark_[w] == 2 * route_) {
       cache = &cache_[w];
     } else {
@@ -118,8 +123,7 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
 // come back before the next one could. Its key for going back into u's
 // heap is the least of the cached prices and the bound, a lower bound.
 bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
-  // (A leaf id that does not fit beside the tag is never put off.)
-  if (!options_.exit_cache || cache_mark_[w] != 2 * route_ + 1 || w >= kPutOff) return false;
+  if (!cache_on_ || cache_mark_[w] != 2 * route_ + 1) return false;
   const ExitCache& cache = cache_[w];
   const int64_t at_cost = cache.at_cost;
   const int64_t base = label_[u].dist - pot_[u] - at_cost;
@@ -137,7 +141,7 @@ bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
       next = std::min(next, base + p);
     }
   }
-  entry_key_[w] = least - at_cost;
+  entry_key_[w] = least >= kNoExit ? kNoExit : least - at_cost;
   if (next < kNoExit) heap_.Push(next, w | kPutOff);
   ++stats_.deferred;
   return true;
@@ -185,7 +189,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
         LeafEvent(item & ~kEvent, d);
         continue;
       }
-      if ((item & kPutOff) != 0) {
+      if (cache_on_ && (item & kPutOff) != 0) {
         const NodeId w = item & ~kPutOff;
         if (!Defer(w, entry_hub_[w], d)) Enter(w, entry_hub_[w]);
         continue;
@@ -565,6 +569,8 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
     std::fill(cache_mark_.begin(), cache_mark_.end(), 0u);
     route_ = 1;
   }
+  // A heap item tags a put-off leaf with kPutOff: node ids must fit beside it.
+  cache_on_ = options_.exit_cache && node_alive_.size() <= kPutOff;
   unblocked_wait_ = 0;
   unblocked_backoff_ = 1;
   heap_.Clear();
