@@ -54,8 +54,6 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   if (hubs_.Empty(u)) return;
   const NodeId w = hubs_.Top(u);
   hubs_.Remove(w);
-  // The next leaf's cache is fetched while this one is handled.
-  if (!hubs_.Empty(u)) __builtin_prefetch(&cache_mark_[hubs_.Top(u)]);
   entered_.push_back(w);
   entry_hub_[w] = u;
   if (!Defer(w, u, key)) Enter(w, u);
