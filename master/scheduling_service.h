@@ -109,7 +109,9 @@ class SchedulingService final : public scheduler::DecisionSink,
                                 public WorkerListener {
  public:
   struct Options {
-    Duration recovery{5'000'000};    // the longest a restarted master waits for its workers
+    // The longest a restarted master waits for its workers (main.cc: the
+    // worker timeout plus their reconnect backoff's cap).
+    Duration recovery{10'000'000};
     Duration root_grace{5'000'000};  // a root that said its job is over exits within this
     bool restarted = false;          // the job table held running jobs: recover first
   };

@@ -497,6 +497,11 @@ TEST_F(EngineTest, ARestartedMasterKeepsTheQueuedAndTheRunningJob) {
   int master = MasterPid();
   ASSERT_EQ(::kill(master, SIGKILL), 0);
   ASSERT_TRUE(Until([&] { return !ProcessAlive(master); }, milliseconds(5000)));
+  // The master stays down a while (the fault, not a wait for something):
+  // long enough that the workers' and roots' reconnect delays have grown
+  // to seconds, far past the worker timeout the master waits after a
+  // restart. They still count as back in time.
+  std::this_thread::sleep_for(seconds(4));
   CommandResult up = Copse({"cluster", "up"});
   ASSERT_EQ(up.exit_code, 0) << up.err;
   json r = Wait(running), q = Wait(queued);
@@ -505,7 +510,11 @@ TEST_F(EngineTest, ARestartedMasterKeepsTheQueuedAndTheRunningJob) {
   EXPECT_EQ(q["state"], "succeeded") << q.dump();
   EXPECT_EQ(Cat("/wc"), CoreutilsWordCount(corpus));
   EXPECT_EQ(Cat("/primes"), "168\n");
-  for (uint64_t f : fillers) EXPECT_EQ(Wait(f)["state"], "succeeded");
+  for (uint64_t f : fillers) {
+    json fs = Wait(f);
+    EXPECT_EQ(fs["state"], "succeeded") << fs.dump();
+    EXPECT_EQ(fs["incarnation"], 0) << "a running job restarted: " << fs.dump();
+  }
 }
 
 }  // namespace

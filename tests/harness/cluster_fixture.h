@@ -69,11 +69,20 @@ class ClusterTest : public ::testing::Test {
   void DumpLogs() {
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path() / "data")) {
       std::string name = e.path().filename();
+      std::string text;
+      if (name == "task.log") {
+        // A root's log (it names itself on each line) says why a job ended.
+        text = ReadProcFile(e.path());
+        if (text.find(" root: ") == std::string::npos) continue;
+        if (text.size() > 3000) text = text.substr(text.size() - 3000);
+        std::cerr << "==== " << e.path().string() << " ====\n" << text << "\n";
+        continue;
+      }
       if (name != "master.log" && name != "worker.log" && name != "master.stderr" &&
           name != "worker.stderr") {
         continue;
       }
-      std::string text = ReadProcFile(e.path());
+      text = ReadProcFile(e.path());
       // A crash report is at the start of a daemon's stderr; the log's end
       // tells what happened last.
       bool stderr_file = name.find("stderr") != std::string::npos;
