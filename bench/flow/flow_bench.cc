@@ -300,6 +300,7 @@ struct Runner {
           r["blocking_flows"] = ls.blocking_flows;
           r["unblocked"] = ls.unblocked;
           r["blocked_units"] = ls.blocked_units;
+          r["exits_walked"] = ls.exits_walked;
           r["wide"] = ls.wide;
           r["reversed"] = ls.reversed;
           r["reverse_settled"] = ls.reverse_settled;

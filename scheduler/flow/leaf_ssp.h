@@ -208,6 +208,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t blocking_flows = 0;   // blocking flows run after searches
     uint64_t unblocked = 0;        // blocking flows the back-off skipped
     int64_t blocked_units = 0;     // units the blocking flows sent beyond the search trees
+    uint64_t exits_walked = 0;     // leaves' exits the blocking flows looked at
     uint64_t wide = 0;             // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;         // backward searches from every deficit after a wide one
     uint64_t reverse_settled = 0;  // core nodes they settled
@@ -459,9 +460,11 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   uint32_t level_stamp_ = 0;
   struct Cursor {
     uint8_t stage = 0;    // 0: out arcs, 1: flow-in list, 2: entered leaves' exits
-    uint32_t pos = 0;     // index in out_ (0) or in the leaf's out_ (2); an arc (1)
+    bool cached = false;  // stage 2: only the leaf's cached exits can be admissible
+    uint32_t pos = 0;     // index in out_ (0), the leaf's out_ or cache (2); an arc (1)
     NodeId leaf = kNoId;  // stage 2: the leaf
   };
+  bool OnlyCachedExits(NodeId w, NodeId u) const;
   std::vector<Cursor> cursor_;
   std::vector<NodeId> queue_;
   struct Step {

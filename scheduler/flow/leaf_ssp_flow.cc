@@ -70,19 +70,39 @@ bool LeafSspSolver::NextArc(NodeId u, ArcId& a, uint8_t& kind) {
         cur.stage = 2;
         cur.leaf = entered_mark_[u] == stamp_ ? entered_first_[u] : kNoId;
         cur.pos = 0;
+        cur.cached = OnlyCachedExits(cur.leaf, u);
         break;
       default:
         if (cur.leaf == kNoId) return false;
-        if (cur.pos < out_[cur.leaf].size()) {
+        if (cur.cached) {
+          if (cur.pos < kCached && cache_[cur.leaf].exit[cur.pos].arc != kNoId) {
+            a = cache_[cur.leaf].exit[cur.pos++].arc;
+            kind = kViaLeaf;
+            ++stats_.exits_walked;
+            return true;
+          }
+        } else if (cur.pos < out_[cur.leaf].size()) {
           a = out_[cur.leaf][cur.pos++];
           kind = kViaLeaf;
+          ++stats_.exits_walked;
           return true;
         }
         cur.leaf = entered_next_[cur.leaf];
         cur.pos = 0;
+        cur.cached = OnlyCachedExits(cur.leaf, u);
         break;
     }
   }
+}
+
+// Whether leaf w's exits that its cache leaves out can have no zero reduced
+// cost from hub u: an exit is admissible at the price at_cost + p(u), and
+// the bound on the rest's prices (which only rise within a route) is above
+// it. Then walking its cached exits finds every admissible one.
+bool LeafSspSolver::OnlyCachedExits(NodeId w, NodeId u) const {
+  if (w == kNoId || !cache_on_ || cache_mark_[w] != 2 * route_ + 1) return false;
+  const ExitCache& c = cache_[w];
+  return c.rest > c.at_cost + pot_[u];
 }
 
 // Breadth-first levels over admissible arcs from the sources, up to the

@@ -50,16 +50,22 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
 // one pass over its arcs relaxes them and yields its exact key, which it
 // keeps when it goes back into the heap. A leaf whose cached exits lead to
 // settled nodes only is put off instead (Defer).
+//
+// In a deep search ties come out last in, first out, so u's event pushed
+// back at `key` would come out next unless a deficit is urgent: u lets in
+// every leaf due by `key` in one go, in the same order, without the round
+// trips through the heap.
 void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
-  if (hubs_.Empty(u)) return;
-  const NodeId w = hubs_.Top(u);
-  hubs_.Remove(w);
-  entered_.push_back(w);
-  entry_hub_[w] = u;
-  if (!Defer(w, u, key)) Enter(w, u);
-  if (!hubs_.Empty(u)) {
-    heap_.Push(std::max(key, label_[u].dist + hubs_.TopKey(u) - pot_[u]), u | kEvent);
-  }
+  const int64_t base = label_[u].dist - pot_[u];
+  do {
+    if (hubs_.Empty(u)) return;
+    const NodeId w = hubs_.Top(u);
+    hubs_.Remove(w);
+    entered_.push_back(w);
+    entry_hub_[w] = u;
+    if (!Defer(w, u, key)) Enter(w, u);
+  } while (heap_.lifo() && urgent_.empty() && !hubs_.Empty(u) && base + hubs_.TopKey(u) <= key);
+  if (!hubs_.Empty(u)) heap_.Push(std::max(key, base + hubs_.TopKey(u)), u | kEvent);
 }
 
 void LeafSspSolver::Enter(NodeId w, NodeId u) {
