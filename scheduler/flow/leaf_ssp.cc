@@ -32,12 +32,9 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(need_, nodes, int64_t{0});
   GrowTo(violations_, nodes, 0u);
   GrowTo(shift_, nodes, int64_t{0});
-  GrowTo(entry_key_, nodes, int64_t{0});
-  GrowTo(entry_hub_, nodes, kNoId);
   GrowTo(label_, nodes, Label{});
   GrowTo(hint_, nodes, kNoId);
-  GrowTo(cache_, nodes, ExitCache{});
-  GrowTo(cache_mark_, nodes, 0u);
+  GrowTo(slot_, nodes, LeafSlot{{}, 0, 0, 0, kNoId, 0});
   GrowTo(entered_mark_, nodes, 0u);
   GrowTo(entered_first_, nodes, kNoId);
   GrowTo(entered_next_, nodes, kNoId);
@@ -180,7 +177,7 @@ void LeafSspSolver::MoveLeaf(NodeId w, ArcId to) {
   if (at_[w] != kNoId) SetFlow(at_[w], 0);
   SetFlow(to, 1);
   at_[w] = to;
-  cache_mark_[w] = 0;  // its exits changed
+  slot_[w].mark = 0;  // its exits changed
 }
 
 void LeafSspSolver::MakeLeaf(NodeId n) {

@@ -416,31 +416,34 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // A leaf's exit cache (LeafSspOptions::exit_cache): its kCached cheapest
   // exits when it last entered in full (arc kNoId past its exits), and a
   // lower bound on the prices cost(w, v) + p(v) of the rest; valid while
-  // cache_mark_ holds 2 * route_ + 1 (the leaf has not moved since, in
-  // this route). A leaf's first full entry in a route only sets the mark
-  // to 2 * route_, and its second fills the cache: in the many routes
-  // where each leaf enters once, filling it would be work for nothing. A
-  // full entry with the cache valid sets the mark to 2 * route_ again.
+  // its mark holds 2 * route_ + 1 (the leaf has not moved since, in this
+  // route). A leaf's first full entry in a route only sets the mark to
+  // 2 * route_, and its second fills the cache: in the many routes where
+  // each leaf enters once, filling it would be work for nothing. A full
+  // entry with the cache valid sets the mark to 2 * route_ again.
   static constexpr int kCached = 6;
   struct CachedExit {
     int64_t cost;
     NodeId head;
     ArcId arc;
   };
-  struct ExitCache {
+  // What a search reads of a leaf it lets in, in two cache lines: the
+  // exit cache, its mark, and where the leaf entered with which key.
+  struct alignas(64) LeafSlot {
     CachedExit exit[kCached];
     int64_t rest;
-    int64_t at_cost;  // the cost of the arc the leaf sits on
+    int64_t at_cost;    // the cost of the arc the leaf sits on
+    int64_t entry_key;  // its key on entering this search (a lower bound if put off)...
+    NodeId entry_hub;   // ...at this hub
+    uint32_t mark;
   };
-  std::vector<ExitCache> cache_;      // by NodeId
-  std::vector<uint32_t> cache_mark_;  // by NodeId
-  uint32_t route_ = 0;                // this route's number (never 0)
-  bool cache_on_ = false;             // exit_cache, and node ids fit beside kPutOff
+  static_assert(sizeof(LeafSlot) == 128);
+  std::vector<LeafSlot> slot_;  // by NodeId
+  uint32_t route_ = 0;          // this route's number (never 0)
+  bool cache_on_ = false;       // exit_cache, and node ids fit beside kPutOff
   RadixHeap heap_;
-  std::vector<NodeId> settled_;     // core nodes settled in this search, in order
-  std::vector<NodeId> entered_;     // leaves taken out of their heaps by this search...
-  std::vector<int64_t> entry_key_;  // ...by NodeId: its key (a lower bound if put off)...
-  std::vector<NodeId> entry_hub_;   // ...at this hub
+  std::vector<NodeId> settled_;  // core nodes settled in this search, in order
+  std::vector<NodeId> entered_;  // leaves taken out of their heaps by this search
   std::vector<NodeId> sources_;
   std::vector<NodeId> roots_;  // the sources of this search
   int64_t radius_ = 0;

@@ -75,8 +75,8 @@ bool LeafSspSolver::NextArc(NodeId u, ArcId& a, uint8_t& kind) {
       default:
         if (cur.leaf == kNoId) return false;
         if (cur.cached) {
-          if (cur.pos < kCached && cache_[cur.leaf].exit[cur.pos].arc != kNoId) {
-            a = cache_[cur.leaf].exit[cur.pos++].arc;
+          if (cur.pos < kCached && slot_[cur.leaf].exit[cur.pos].arc != kNoId) {
+            a = slot_[cur.leaf].exit[cur.pos++].arc;
             kind = kViaLeaf;
             ++stats_.exits_walked;
             return true;
@@ -100,8 +100,8 @@ bool LeafSspSolver::NextArc(NodeId u, ArcId& a, uint8_t& kind) {
 // the bound on the rest's prices (which only rise within a route) is above
 // it. Then walking its cached exits finds every admissible one.
 bool LeafSspSolver::OnlyCachedExits(NodeId w, NodeId u) const {
-  if (w == kNoId || !cache_on_ || cache_mark_[w] != 2 * route_ + 1) return false;
-  const ExitCache& c = cache_[w];
+  if (w == kNoId || !cache_on_ || slot_[w].mark != 2 * route_ + 1) return false;
+  const LeafSlot& c = slot_[w];
   return c.rest > c.at_cost + pot_[u];
 }
 

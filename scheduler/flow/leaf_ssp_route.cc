@@ -62,7 +62,7 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
     const NodeId w = hubs_.Top(u);
     hubs_.Remove(w);
     entered_.push_back(w);
-    entry_hub_[w] = u;
+    slot_[w].entry_hub = u;
     if (!Defer(w, u, key)) Enter(w, u);
   } while (heap_.lifo() && urgent_.empty() && !hubs_.Empty(u) && base + hubs_.TopKey(u) <= key);
   if (!hubs_.Empty(u)) heap_.Push(std::max(key, base + hubs_.TopKey(u)), u | kEvent);
@@ -81,12 +81,12 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
   // refilling at once sent the steady-state burst's searches along other
   // equal-cost paths, settling 17 % more nodes in 10-20 % more time.
   int64_t price[kCached] = {};
-  ExitCache* cache = nullptr;
+  LeafSlot* cache = nullptr;
   if (cache_on_) {
-    if (cache_mark_[w] == 2 * route_) {
-      cache = &cache_[w];
+    if (slot_[w].mark == 2 * route_) {
+      cache = &slot_[w];
     } else {
-      cache_mark_[w] = 2 * route_;
+      slot_[w].mark = 2 * route_;
     }
   }
   if (cache != nullptr) {
@@ -116,8 +116,8 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
     }
     Relax(c.head, base + p, a, u, kViaLeaf);
   }
-  entry_key_[w] = best;
-  if (cache != nullptr) cache_mark_[w] = 2 * route_ + 1;
+  slot_[w].entry_key = best;
+  if (cache != nullptr) slot_[w].mark = 2 * route_ + 1;
 }
 
 // A cached exit's cost is exact and its head's potential is read now, so
@@ -127,8 +127,8 @@ void LeafSspSolver::Enter(NodeId w, NodeId u) {
 // come back before the next one could. Its key for going back into u's
 // heap is the least of the cached prices and the bound, a lower bound.
 bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
-  if (!cache_on_ || cache_mark_[w] != 2 * route_ + 1) return false;
-  const ExitCache& cache = cache_[w];
+  if (!cache_on_ || slot_[w].mark != 2 * route_ + 1) return false;
+  const LeafSlot& cache = slot_[w];
   const int64_t at_cost = cache.at_cost;
   const int64_t base = label_[u].dist - pot_[u] - at_cost;
   if (cache.rest < kNoExit && base + cache.rest <= d) return false;
@@ -145,7 +145,7 @@ bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
       next = std::min(next, base + p);
     }
   }
-  entry_key_[w] = least >= kNoExit ? kNoExit : least - at_cost;
+  slot_[w].entry_key = least >= kNoExit ? kNoExit : least - at_cost;
   if (next < kNoExit) heap_.Push(next, w | kPutOff);
   ++stats_.deferred;
   return true;
@@ -195,7 +195,7 @@ bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool
       }
       if (cache_on_ && (item & kPutOff) != 0) {
         const NodeId w = item & ~kPutOff;
-        if (!Defer(w, entry_hub_[w], d)) Enter(w, entry_hub_[w]);
+        if (!Defer(w, slot_[w].entry_hub, d)) Enter(w, slot_[w].entry_hub);
         continue;
       }
       u = item;
@@ -525,12 +525,12 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
   // moved since it was marked, before it entered: it is where it entered,
   // and its arc need not be read.
   for (NodeId w : entered_) {
-    if (cache_mark_[w] >> 1 == route_) {
-      hubs_.Insert(entry_hub_[w], w, entry_key_[w]);
+    if (slot_[w].mark >> 1 == route_) {
+      hubs_.Insert(slot_[w].entry_hub, w, slot_[w].entry_key);
       continue;
     }
     const NodeId hub = arcs_[at_[w]].head;
-    hubs_.Insert(hub, w, hub == entry_hub_[w] ? entry_key_[w] : Key(w));
+    hubs_.Insert(hub, w, hub == slot_[w].entry_hub ? slot_[w].entry_key : Key(w));
   }
   entered_.clear();
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
@@ -570,7 +570,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
   // A new route number: the exit caches of the last route (whose arcs and
   // potentials may have changed since) read as empty.
   if (++route_ >= (1u << 31)) {
-    std::fill(cache_mark_.begin(), cache_mark_.end(), 0u);
+    for (LeafSlot& slot : slot_) slot.mark = 0;
     route_ = 1;
   }
   // A heap item tags a put-off leaf with kPutOff: node ids must fit beside it.
