@@ -16,12 +16,58 @@ void HubHeaps::Resize(size_t nodes) {
   pos_.resize(nodes, 0);
   ReserveWithSlack(hub_, nodes);
   hub_.resize(nodes, kNoId);
+  for (std::vector<uint32_t>* v : {&walk_mark_, &walk_begin_, &walk_end_}) {
+    ReserveWithSlack(*v, nodes);
+    v->resize(nodes, 0);
+  }
 }
 
 void HubHeaps::Clear() {
   for (auto& h : heap_) h.clear();
   std::fill(offset_.begin(), offset_.end(), 0);
   std::fill(hub_.begin(), hub_.end(), kNoId);
+  StartTaking();
+}
+
+void HubHeaps::StartTaking() {
+  walk_.clear();
+  if (++walk_epoch_ == 0) {
+    std::fill(walk_mark_.begin(), walk_mark_.end(), 0u);
+    walk_epoch_ = 1;
+  }
+}
+
+void HubHeaps::Take(NodeId hub) {
+  if (walk_mark_[hub] != walk_epoch_) {
+    const std::vector<Entry>& h = heap_[hub];
+    walk_mark_[hub] = walk_epoch_;
+    walk_begin_[hub] = h.size() > kWalkMax ? kRemoving : static_cast<uint32_t>(walk_.size());
+    if (walk_begin_[hub] != kRemoving) {
+      walk_.insert(walk_.end(), h.begin(), h.end());
+      walk_end_[hub] = static_cast<uint32_t>(walk_.size());
+    }
+  }
+  if (walk_begin_[hub] == kRemoving) {
+    Remove(heap_[hub][0].leaf);
+    return;
+  }
+  // As Remove takes the top: the last entry sifts down from the top, so
+  // ties come out in the order they would have.
+  const uint32_t b = walk_begin_[hub];
+  const uint32_t n = --walk_end_[hub] - b;
+  Entry* h = walk_.data() + b;
+  const Entry e = h[n];
+  if (n == 0) return;
+  uint32_t i = 0;
+  while (true) {
+    uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && h[child + 1].key < h[child].key) ++child;
+    if (h[child].key >= e.key) break;
+    h[i] = h[child];
+    i = child;
+  }
+  h[i] = e;
 }
 
 std::string HubHeaps::HeapError(NodeId hub) const {

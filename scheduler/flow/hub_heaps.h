@@ -42,6 +42,27 @@ class HubHeaps {
   // The leaf with the smallest key, and that key. REQUIRES: !Empty(hub).
   NodeId Top(NodeId hub) const { return heap_[hub][0].leaf; }
   int64_t TopKey(NodeId hub) const { return heap_[hub][0].key + offset_[hub]; }
+  // Taking a hub's leaves in key order, one search at a time (Take*): a
+  // heap of at most kWalkMax leaves is walked over a copy of its order and
+  // its leaves stay in it (a search lets in most of a small hub's leaves
+  // and puts them back with the keys they had, so taking each out and
+  // putting it back was most of the work); a heap larger at its first Take
+  // gives its leaves up (Remove). The caller tells them apart by hub_of().
+  // REQUIRES: no heap being walked changes until the next StartTaking.
+  static constexpr size_t kWalkMax = 64;
+  void StartTaking();
+  bool NothingToTake(NodeId hub) const {
+    return Walked(hub) ? walk_begin_[hub] == walk_end_[hub] : Empty(hub);
+  }
+  // REQUIRES: !NothingToTake(hub).
+  NodeId NextToTake(NodeId hub) const {
+    return Walked(hub) ? walk_[walk_begin_[hub]].leaf : Top(hub);
+  }
+  int64_t NextKeyToTake(NodeId hub) const {
+    return Walked(hub) ? walk_[walk_begin_[hub]].key + offset_[hub] : TopKey(hub);
+  }
+  void Take(NodeId hub);
+
   // Test hook: empty when hub's heap is in order and its leaves know their
   // hub and position; otherwise what is wrong.
   std::string HeapError(NodeId hub) const;
@@ -65,6 +86,16 @@ class HubHeaps {
   std::vector<int64_t> offset_;           // by hub: added to its leaves' stored keys
   std::vector<uint32_t> pos_;             // by leaf: its index in its hub's heap
   std::vector<NodeId> hub_;               // by leaf: the hub whose heap holds it
+  // The walks of this StartTaking: a hub whose walk_mark_ is walk_epoch_
+  // has what is left of its copy in walk_[walk_begin_, walk_end_), a heap,
+  // or walk_begin_ kRemoving: it was too large at its first Take.
+  static constexpr uint32_t kRemoving = UINT32_MAX;
+  bool Walked(NodeId hub) const {
+    return walk_mark_[hub] == walk_epoch_ && walk_begin_[hub] != kRemoving;
+  }
+  std::vector<Entry> walk_;
+  std::vector<uint32_t> walk_mark_, walk_begin_, walk_end_;  // by hub
+  uint32_t walk_epoch_ = 1;
 };
 
 }  // namespace copse::flow

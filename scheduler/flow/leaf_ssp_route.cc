@@ -58,14 +58,15 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
 void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
   const int64_t base = label_[u].dist - pot_[u];
   do {
-    if (hubs_.Empty(u)) return;
-    const NodeId w = hubs_.Top(u);
-    hubs_.Remove(w);
+    if (hubs_.NothingToTake(u)) return;
+    const NodeId w = hubs_.NextToTake(u);
+    hubs_.Take(u);
     entered_.push_back(w);
     slot_[w].entry_hub = u;
     if (!Defer(w, u, key)) Enter(w, u);
-  } while (heap_.lifo() && urgent_.empty() && !hubs_.Empty(u) && base + hubs_.TopKey(u) <= key);
-  if (!hubs_.Empty(u)) heap_.Push(std::max(key, base + hubs_.TopKey(u)), u | kEvent);
+  } while (heap_.lifo() && urgent_.empty() && !hubs_.NothingToTake(u) &&
+           base + hubs_.NextKeyToTake(u) <= key);
+  if (!hubs_.NothingToTake(u)) heap_.Push(std::max(key, base + hubs_.NextKeyToTake(u)), u | kEvent);
 }
 
 void LeafSspSolver::Enter(NodeId w, NodeId u) {
@@ -160,6 +161,7 @@ bool LeafSspSolver::Defer(NodeId w, NodeId u, int64_t d) {
 bool LeafSspSolver::Search(const std::vector<NodeId>& roots, int64_t total, bool finish,
                            const CancelFlag* cancel) {
   NextStamp();
+  hubs_.StartTaking();
   heap_.Clear();
   settled_.clear();
   for (NodeId s : roots) {
@@ -518,19 +520,26 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
       }
     }
   }
-  // The leaves that entered the search go back into their hubs' heaps; one
-  // still where it entered keeps the key it entered with (exact for one
-  // that entered in full, a lower bound for one put off; potentials have
-  // only risen since). A leaf marked in this route (exit_cache) has not
-  // moved since it was marked, before it entered: it is where it entered,
-  // and its arc need not be read.
+  // The leaves that entered the search go back into their hubs' heaps, or
+  // stay in them (a small hub's, HubHeaps::Take); one still where it
+  // entered keeps the key it entered with (exact for one that entered in
+  // full, a lower bound for one put off; potentials have only risen
+  // since). A leaf marked in this route (exit_cache) has not moved since it
+  // was marked, before it entered: it is where it entered, and its arc
+  // need not be read.
   for (NodeId w : entered_) {
-    if (slot_[w].mark >> 1 == route_) {
-      hubs_.Insert(slot_[w].entry_hub, w, slot_[w].entry_key);
-      continue;
+    const LeafSlot& slot = slot_[w];
+    const NodeId hub = slot.mark >> 1 == route_ ? slot.entry_hub : arcs_[at_[w]].head;
+    const int64_t key = hub == slot.entry_hub ? slot.entry_key : Key(w);
+    const NodeId in = hubs_.hub_of(w);
+    if (in == kNoId) {
+      hubs_.Insert(hub, w, key);
+    } else if (in != hub) {
+      hubs_.Remove(w);
+      hubs_.Insert(hub, w, key);
+    } else if (hubs_.key(w) != key) {
+      hubs_.Update(w, key);
     }
-    const NodeId hub = arcs_[at_[w]].head;
-    hubs_.Insert(hub, w, hub == slot_[w].entry_hub ? slot_[w].entry_key : Key(w));
   }
   entered_.clear();
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
