@@ -61,6 +61,11 @@ void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
     if (hubs_.NothingToTake(u)) return;
     const NodeId w = hubs_.NextToTake(u);
     hubs_.Take(u);
+    if (!hubs_.NothingToTake(u)) {
+      const LeafSlot* next = &slot_[hubs_.NextToTake(u)];
+      __builtin_prefetch(next);
+      __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+    }
     entered_.push_back(w);
     slot_[w].entry_hub = u;
     if (!Defer(w, u, key)) Enter(w, u);
