@@ -21,7 +21,6 @@
 #include "common/daemon.h"
 #include "common/log.h"
 #include "common/net/auth.h"
-#include "common/net/backoff.h"
 #include "common/process.h"
 #include "dfs/meta_store.h"
 #include "master/api.h"
@@ -110,10 +109,7 @@ int main(int argc, char** argv) {
   auto scheduler = copse::scheduler::Scheduler::FromConfig(config, /*seed=*/1, &clock);
   if (!scheduler.ok()) return Fail(scheduler.status());
   copse::master::SchedulingService::Options so;
-  // A live worker tries the master again within its reconnect backoff's cap
-  // (workers and roots use the default), then registers within a worker
-  // timeout; recovery ends sooner once every computer is back.
-  so.recovery = config.worker_timeout + copse::net::BackoffOptions{}.max;
+  so.recovery = copse::master::RecoveryWindow(config);
   so.restarted = *restarted;
   copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock, so);
   copse::master::SchedulingProtocol scheduling_protocol(cluster, scheduling, jobs);

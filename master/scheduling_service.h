@@ -38,6 +38,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/net/backoff.h"
 #include "common/status.h"
 #include "common/tasks.h"
 #include "dfs/meta_store.h"
@@ -103,15 +104,22 @@ struct TaskStateReport {
   std::string computer;
 };
 
+// How long a restarted master waits for its workers to register again: a
+// live worker tries the master again within its reconnect backoff's cap
+// (workers and roots use the default backoff), then registers within a
+// worker timeout. Recovery ends sooner once every computer is back.
+inline Duration RecoveryWindow(const ClusterConfig& config) {
+  return config.worker_timeout + net::BackoffOptions{}.max;
+}
+
 class SchedulingService final : public scheduler::DecisionSink,
                                 public scheduler::ChangeObserver,
                                 public MembershipListener,
                                 public WorkerListener {
  public:
   struct Options {
-    // The longest a restarted master waits for its workers (main.cc: the
-    // worker timeout plus their reconnect backoff's cap).
-    Duration recovery{10'000'000};
+    // The longest a restarted master waits for its workers.
+    Duration recovery = RecoveryWindow(ClusterConfig{});
     Duration root_grace{5'000'000};  // a root that said its job is over exits within this
     bool restarted = false;          // the job table held running jobs: recover first
   };

@@ -499,8 +499,8 @@ TEST_F(EngineTest, ARestartedMasterKeepsTheQueuedAndTheRunningJob) {
   ASSERT_TRUE(Until([&] { return !ProcessAlive(master); }, milliseconds(5000)));
   // The master stays down a while (the fault, not a wait for something):
   // long enough that the workers' and roots' reconnect delays have grown
-  // to seconds, far past the worker timeout the master waits after a
-  // restart. They still count as back in time.
+  // to seconds, beyond the worker timeout (1 s here). They must still
+  // count as back in time.
   std::this_thread::sleep_for(seconds(4));
   CommandResult up = Copse({"cluster", "up"});
   ASSERT_EQ(up.exit_code, 0) << up.err;
@@ -515,6 +515,12 @@ TEST_F(EngineTest, ARestartedMasterKeepsTheQueuedAndTheRunningJob) {
     EXPECT_EQ(fs["state"], "succeeded") << fs.dump();
     EXPECT_EQ(fs["incarnation"], 0) << "a running job restarted: " << fs.dump();
   }
+  // The restarted master ended its recovery with every computer back.
+  std::string log = ReadProcFile(config_.master.data_dir / "master.log");
+  size_t at = log.rfind("recovery over: ");
+  ASSERT_NE(at, std::string::npos) << "the restarted master logged no recovery";
+  std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("6 of 6 computers registered"), std::string::npos) << line;
 }
 
 }  // namespace

@@ -6,6 +6,20 @@
 
 namespace copse::flow {
 
+// Both sifts down (SiftDown, Take) in one loop.
+template <typename PlaceFn>
+void HubHeaps::SiftDownIn(Entry* h, uint32_t n, uint32_t i, Entry e, PlaceFn place) {
+  while (true) {
+    uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && h[child + 1].key < h[child].key) ++child;
+    if (h[child].key >= e.key) break;
+    place(i, h[child]);
+    i = child;
+  }
+  place(i, e);
+}
+
 void HubHeaps::Resize(size_t nodes) {
   if (heap_.size() >= nodes) return;
   ReserveWithSlack(heap_, nodes);
@@ -56,18 +70,17 @@ void HubHeaps::Take(NodeId hub) {
   const uint32_t b = walk_begin_[hub];
   const uint32_t n = --walk_end_[hub] - b;
   Entry* h = walk_.data() + b;
-  const Entry e = h[n];
   if (n == 0) return;
-  uint32_t i = 0;
-  while (true) {
-    uint32_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && h[child + 1].key < h[child].key) ++child;
-    if (h[child].key >= e.key) break;
-    h[i] = h[child];
-    i = child;
+  SiftDownIn(h, n, 0, h[n], [h](uint32_t i, Entry e) { h[i] = e; });
+}
+
+void HubHeaps::Put(NodeId hub, NodeId leaf, int64_t key) {
+  if (hub_[leaf] == hub) {
+    if (this->key(leaf) != key) Update(leaf, key);
+    return;
   }
-  h[i] = e;
+  Remove(leaf);
+  Insert(hub, leaf, key);
 }
 
 std::string HubHeaps::HeapError(NodeId hub) const {
@@ -127,16 +140,8 @@ void HubHeaps::SiftUp(std::vector<Entry>& h, uint32_t i, Entry e) {
 }
 
 void HubHeaps::SiftDown(std::vector<Entry>& h, uint32_t i, Entry e) {
-  const uint32_t n = static_cast<uint32_t>(h.size());
-  while (true) {
-    uint32_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && h[child + 1].key < h[child].key) ++child;
-    if (h[child].key >= e.key) break;
-    Place(h, i, h[child]);
-    i = child;
-  }
-  Place(h, i, e);
+  SiftDownIn(h.data(), static_cast<uint32_t>(h.size()), i, e,
+             [&](uint32_t at, Entry x) { Place(h, at, x); });
 }
 
 }  // namespace copse::flow

@@ -1,8 +1,9 @@
 // HubHeaps: for every hub node, a binary min-heap of the leaves that sit at
 // it, keyed by a 64-bit number per leaf (LeafSspSolver keys a leaf by a
 // lower bound on what its cheapest way out costs). A leaf is in at most one
-// heap; every operation is O(log size of that heap), Top and Shift are O(1):
-// a hub's keys are stored relative to an offset of its own, so that moving
+// heap; every operation is O(log size of that heap) (a hub's first Take in
+// a walk also copies up to kWalkMax entries), Top and Shift are O(1): a
+// hub's keys are stored relative to an offset of its own, so that moving
 // all of them by the same amount (a clock tick) touches none.
 // Thread-safety: none.
 #pragma once
@@ -28,6 +29,9 @@ class HubHeaps {
   void Remove(NodeId leaf);
   // REQUIRES: hub_of(leaf) != kNoId.
   void Update(NodeId leaf, int64_t key);
+  // The leaf in hub's heap under key, wherever it was (Insert, Update, or
+  // Remove then Insert).
+  void Put(NodeId hub, NodeId leaf, int64_t key);
   // Adds `delta` to the key of every leaf of `hub`.
   void Shift(NodeId hub, int64_t delta) { offset_[hub] += delta; }
 
@@ -42,15 +46,18 @@ class HubHeaps {
   // The leaf with the smallest key, and that key. REQUIRES: !Empty(hub).
   NodeId Top(NodeId hub) const { return heap_[hub][0].leaf; }
   int64_t TopKey(NodeId hub) const { return heap_[hub][0].key + offset_[hub]; }
-  // Taking a hub's leaves in key order, one search at a time (Take*): a
-  // heap of at most kWalkMax leaves is walked over a copy of its order and
-  // its leaves stay in it (a search lets in most of a small hub's leaves
-  // and puts them back with the keys they had, so taking each out and
-  // putting it back was most of the work); a heap larger at its first Take
-  // gives its leaves up (Remove). The caller tells them apart by hub_of().
-  // REQUIRES: no heap being walked changes until the next StartTaking.
+  // Taking hubs' leaves in key order, between StartTaking and EndTaking
+  // (a search): a heap of at most kWalkMax leaves at its first Take is
+  // walked over a copy of its order and its leaves stay in it (a search
+  // lets in most of a small hub's leaves and puts them back with the keys
+  // they had, so taking each out and putting it back was most of the
+  // work); a larger heap gives its leaves up (Remove). The caller tells
+  // them apart by hub_of().
+  // REQUIRES: between the two, only Take changes a heap.
   static constexpr size_t kWalkMax = 64;
   void StartTaking();
+  // Forgets the walks: every hub reads as its heap again.
+  void EndTaking() { StartTaking(); }
   bool NothingToTake(NodeId hub) const {
     return Walked(hub) ? walk_begin_[hub] == walk_end_[hub] : Empty(hub);
   }
@@ -77,6 +84,10 @@ class HubHeaps {
   };
   void SiftUp(std::vector<Entry>& h, uint32_t i, Entry e);
   void SiftDown(std::vector<Entry>& h, uint32_t i, Entry e);
+  // Moves the hole at i of the n-entry heap h down to where e belongs and
+  // puts e there, telling place(i, entry) of every entry put.
+  template <typename PlaceFn>
+  static void SiftDownIn(Entry* h, uint32_t n, uint32_t i, Entry e, PlaceFn place);
   void Place(std::vector<Entry>& h, uint32_t i, Entry e) {
     h[i] = e;
     pos_[e.leaf] = i;

@@ -71,56 +71,70 @@ TEST(HubHeapsTest, AgreesWithAReferenceUnderRandomEdits) {
   EXPECT_EQ(heaps.hub_of(some), kNoId);
 }
 
-// Taking a hub's leaves gives them in the order removing each top would,
-// ties included; a small hub's leaves stay in its heap, a large one's go.
+// Taking hubs' leaves, a few at a time from each in turn, gives each
+// hub's in the order removing its top would, ties included; the small
+// hubs' leaves stay in their heaps, the large one's go; a hub not taken
+// from, or empty, is untouched.
 TEST(HubHeapsTest, TakingGivesTheLeavesInTheOrderRemovingTheTopWould) {
-  const NodeId small = 0, large = 1, other = 2;
-  constexpr NodeId kFirstLeaf = 3;
-  const NodeId small_leaves = HubHeaps::kWalkMax, large_leaves = HubHeaps::kWalkMax + 1;
+  // Hubs 0..4: walked hubs of 64, 10 and 1 leaves, one of 65 (emptied),
+  // and an empty one; hub 5 holds one leaf and is never taken from.
+  const std::vector<NodeId> sizes = {HubHeaps::kWalkMax, 10, 1, HubHeaps::kWalkMax + 1, 0};
+  const NodeId kLarge = 3, kEmpty = 4, kUntouched = 5, kFirstLeaf = 6;
   HubHeaps taken;
-  taken.Resize(kFirstLeaf + small_leaves + large_leaves + 1);
+  taken.Resize(kFirstLeaf + 200);
   std::mt19937_64 rng(11);
   NodeId leaf = kFirstLeaf;
-  for (const auto& [hub, n] : {std::pair{small, small_leaves}, std::pair{large, large_leaves}}) {
-    for (NodeId i = 0; i < n; ++i, ++leaf) {
-      const int64_t key = static_cast<int64_t>(rng() % 8);  // many ties
-      taken.Insert(hub, leaf, key);
+  for (NodeId hub = 0; hub < sizes.size(); ++hub) {
+    for (NodeId i = 0; i < sizes[hub]; ++i) {
+      taken.Insert(hub, leaf++, static_cast<int64_t>(rng() % 8));  // many ties
     }
-    taken.Shift(hub, 100);
+    taken.Shift(hub, 100 * (hub + 1));
   }
-  taken.Insert(other, leaf, 5);
+  const NodeId lone = leaf;
+  taken.Insert(kUntouched, lone, 5);
   for (int round = 0; round < 2; ++round) {
     HubHeaps removed = taken;  // the same heaps, taken apart the usual way
-    taken.StartTaking();
-    for (NodeId hub : {small, large}) {
-      std::vector<NodeId> order;
+    std::vector<std::vector<NodeId>> order(sizes.size());
+    for (NodeId hub = 0; hub < sizes.size(); ++hub) {
       while (!removed.Empty(hub)) {
-        order.push_back(removed.Top(hub));
+        order[hub].push_back(removed.Top(hub));
         removed.Remove(removed.Top(hub));
       }
-      int64_t last = INT64_MIN;
-      for (NodeId want : order) {
-        ASSERT_FALSE(taken.NothingToTake(hub));
-        EXPECT_EQ(taken.NextToTake(hub), want);
-        const int64_t key = taken.NextKeyToTake(hub);
-        EXPECT_GE(key, last);
-        EXPECT_GE(key, 100);
-        last = key;
-        taken.Take(hub);
-        EXPECT_EQ(taken.hub_of(want), hub == small ? small : kNoId);
-      }
-      EXPECT_TRUE(taken.NothingToTake(hub));
-      EXPECT_EQ(taken.Size(hub), hub == small ? static_cast<size_t>(small_leaves) : 0u);
-      EXPECT_EQ(taken.HeapError(hub), "");
-      // Put back as a search would (the large hub's leaves anew, the
-      // small one's with new keys): the next round's walk starts afresh.
-      for (NodeId w : order) {
-        const int64_t key = 100 + static_cast<int64_t>(rng() % 8);
-        hub == large ? taken.Insert(large, w, key) : taken.Update(w, key);
+    }
+    taken.StartTaking();
+    std::vector<size_t> next(sizes.size(), 0);
+    for (bool any = true; any;) {
+      any = false;
+      for (NodeId hub = 0; hub < sizes.size(); ++hub) {
+        for (int k = 0; k < 3 && next[hub] < order[hub].size(); ++k, any = true) {
+          const NodeId want = order[hub][next[hub]++];
+          ASSERT_FALSE(taken.NothingToTake(hub));
+          ASSERT_EQ(taken.NextToTake(hub), want) << "hub " << hub << " round " << round;
+          EXPECT_EQ(taken.NextKeyToTake(hub), taken.key(want));  // still in its heap
+          taken.Take(hub);
+          EXPECT_EQ(taken.hub_of(want), hub == kLarge ? kNoId : hub);
+        }
       }
     }
-    EXPECT_FALSE(taken.NothingToTake(other));
-    EXPECT_EQ(taken.NextKeyToTake(other), 5);
+    for (NodeId hub = 0; hub < sizes.size(); ++hub) {
+      EXPECT_TRUE(taken.NothingToTake(hub));
+      EXPECT_EQ(taken.Size(hub), hub == kLarge ? 0u : static_cast<size_t>(sizes[hub]));
+      EXPECT_EQ(taken.HeapError(hub), "");
+    }
+    EXPECT_TRUE(taken.Empty(kEmpty));
+    ASSERT_FALSE(taken.NothingToTake(kUntouched));
+    EXPECT_EQ(taken.NextToTake(kUntouched), lone);
+    EXPECT_EQ(taken.NextKeyToTake(kUntouched), 5);
+    taken.EndTaking();
+    // Put back as a search would (the large hub's leaves anew, the small
+    // ones' in place, with new keys): the next round's walks start afresh.
+    for (NodeId hub = 0; hub < sizes.size(); ++hub) {
+      for (NodeId w : order[hub]) {
+        taken.Put(hub, w, 100 * (hub + 1) + static_cast<int64_t>(rng() % 8));
+        EXPECT_EQ(taken.hub_of(w), hub);
+      }
+      EXPECT_EQ(taken.HeapError(hub), "");
+    }
   }
 }
 

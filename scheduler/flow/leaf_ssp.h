@@ -306,7 +306,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // ReverseSearch, then one Phase from every source that holds excess.
   Status ReversePhase(const CancelFlag* cancel);
   void LeafEvent(NodeId u, int64_t key);
-  // Leaf w, out of its hub u's heap, relaxes its exits...
+  // Leaf w, taken from its hub u's heap, relaxes its exits...
   void Enter(NodeId w, NodeId u);
   // ...or, with a valid exit cache, relaxes the cached exits that reach an
   // unsettled node at distance d or less and is put off to where its next
@@ -443,7 +443,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   bool cache_on_ = false;       // exit_cache, and node ids fit beside kPutOff
   RadixHeap heap_;
   std::vector<NodeId> settled_;  // core nodes settled in this search, in order
-  std::vector<NodeId> entered_;  // leaves taken out of their heaps by this search
+  std::vector<NodeId> entered_;  // leaves taken from their heaps by this search (HubHeaps::Take)
   std::vector<NodeId> sources_;
   std::vector<NodeId> roots_;  // the sources of this search
   int64_t radius_ = 0;

@@ -55,12 +55,7 @@ void LeafSspSolver::RefreshLeaf(NodeId w) {
     }
   }
   const int64_t key = Key(w);
-  if (hubs_.hub_of(w) != hub) {
-    hubs_.Remove(w);
-    hubs_.Insert(hub, w, key);
-  } else {
-    hubs_.Update(w, key);
-  }
+  hubs_.Put(hub, w, key);
   if (key < pot_[hub]) NoteViolated(w, key);
 }
 
@@ -231,9 +226,8 @@ void LeafSspSolver::Repair() {
     const Exit e = CheapestExit(w, at_[w]);
     const ArcCopy& at = arcs_[at_[w]];
     if (e.arc == kNoId || e.price >= at.cost + pot_[at.head]) continue;
-    hubs_.Remove(w);
     MoveLeaf(w, e.arc);
-    hubs_.Insert(arcs_[e.arc].head, w, Key(w));
+    hubs_.Put(arcs_[e.arc].head, w, Key(w));
     ++stats_.leaf_moves;
   }
   violated_.clear();

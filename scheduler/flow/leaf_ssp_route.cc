@@ -41,37 +41,43 @@ void LeafSspSolver::Relax(NodeId v, int64_t dist, ArcId arc, NodeId prev, uint8_
 }
 
 // The next leaf of settled hub u enters the search (popped at `key`): it
-// leaves the heap for the rest of the search and each of its other arcs
-// reaches its head at
+// is taken from u's heap for the rest of the search (HubHeaps::Take: a
+// small hub's leaves stay in its heap, walked past) and each of its other
+// arcs reaches its head at
 //     dist(u) + cost(w, v) + p(v) - cost(w, u) - p(u).
 // Its stored key is only a lower bound, so it may enter before leaves whose
 // true keys are smaller; that is harmless (u is settled, and Dijkstra may
 // relax a settled node's arcs in any order), and cheaper than checking: the
 // one pass over its arcs relaxes them and yields its exact key, which it
-// keeps when it goes back into the heap. A leaf whose cached exits lead to
-// settled nodes only is put off instead (Defer).
+// keeps after the search (Phase). A leaf whose cached exits lead to settled
+// nodes only is put off instead (Defer).
 //
 // In a deep search ties come out last in, first out, so u's event pushed
 // back at `key` would come out next unless a deficit is urgent: u lets in
 // every leaf due by `key` in one go, in the same order, without the round
 // trips through the heap.
 void LeafSspSolver::LeafEvent(NodeId u, int64_t key) {
+  if (hubs_.NothingToTake(u)) return;
   const int64_t base = label_[u].dist - pot_[u];
-  do {
-    if (hubs_.NothingToTake(u)) return;
+  while (true) {
     const NodeId w = hubs_.NextToTake(u);
     hubs_.Take(u);
-    if (!hubs_.NothingToTake(u)) {
-      const LeafSlot* next = &slot_[hubs_.NextToTake(u)];
-      __builtin_prefetch(next);
-      __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+    const bool more = !hubs_.NothingToTake(u);
+    if (more) {
+      const LeafSlot* slot = &slot_[hubs_.NextToTake(u)];
+      __builtin_prefetch(slot);
+      __builtin_prefetch(reinterpret_cast<const char*>(slot) + 64);
     }
     entered_.push_back(w);
     slot_[w].entry_hub = u;
     if (!Defer(w, u, key)) Enter(w, u);
-  } while (heap_.lifo() && urgent_.empty() && !hubs_.NothingToTake(u) &&
-           base + hubs_.NextKeyToTake(u) <= key);
-  if (!hubs_.NothingToTake(u)) heap_.Push(std::max(key, base + hubs_.NextKeyToTake(u)), u | kEvent);
+    if (!more) return;
+    const int64_t next = base + hubs_.NextKeyToTake(u);
+    if (next > key || !heap_.lifo() || !urgent_.empty()) {
+      heap_.Push(std::max(key, next), u | kEvent);
+      return;
+    }
+  }
 }
 
 void LeafSspSolver::Enter(NodeId w, NodeId u) {
@@ -465,10 +471,9 @@ void LeafSspSolver::Drain(NodeId u) {
     if (key >= kNoExit || key > upper) break;
     pot_[u] = std::max(pot_[u], key);
     const Exit e = CheapestExit(w, at_[w]);
-    hubs_.Remove(w);
     MoveLeaf(w, e.arc);
     const NodeId v = arcs_[e.arc].head;
-    hubs_.Insert(v, w, Key(w));
+    hubs_.Put(v, w, Key(w));
     Mark(received_, kReceived, v);
     ++stats_.drained;
   }
@@ -498,6 +503,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
       blocking && options_.finish_distance_units > 0 && total >= options_.finish_distance_units;
   auto ts = SteadyClock::now();
   const bool found = Search(roots_, total, finish, cancel);
+  hubs_.EndTaking();  // the heaps change from here on
   stats_.search_ms += MsSince(ts);
   if (found && !IsCancelled(cancel)) {
     Augment();
@@ -526,7 +532,8 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
     }
   }
   // The leaves that entered the search go back into their hubs' heaps, or
-  // stay in them (a small hub's, HubHeaps::Take); one still where it
+  // stay in them (a small hub's, HubHeaps::Take: HubHeaps::Put updates
+  // those in place); one still where it
   // entered keeps the key it entered with (exact for one that entered in
   // full, a lower bound for one put off; potentials have only risen
   // since). A leaf marked in this route (exit_cache) has not moved since it
@@ -535,16 +542,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
   for (NodeId w : entered_) {
     const LeafSlot& slot = slot_[w];
     const NodeId hub = slot.mark >> 1 == route_ ? slot.entry_hub : arcs_[at_[w]].head;
-    const int64_t key = hub == slot.entry_hub ? slot.entry_key : Key(w);
-    const NodeId in = hubs_.hub_of(w);
-    if (in == kNoId) {
-      hubs_.Insert(hub, w, key);
-    } else if (in != hub) {
-      hubs_.Remove(w);
-      hubs_.Insert(hub, w, key);
-    } else if (hubs_.key(w) != key) {
-      hubs_.Update(w, key);
-    }
+    hubs_.Put(hub, w, hub == slot.entry_hub ? slot.entry_key : Key(w));
   }
   entered_.clear();
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
