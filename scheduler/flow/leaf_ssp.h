@@ -22,9 +22,9 @@
 // running one — are never looked at. A leaf that has entered in full twice
 // within a solve reads its cheapest exits from a cache after that instead
 // of its arcs, and waits in the search's heap while they lead only to
-// settled nodes (LeafSspOptions::exit_cache). Potentials only rise in a search, so a
-// key stays a lower bound as hub potentials rise; when one is found stale it
-// is recomputed and the leaf put back in place.
+// settled nodes (LeafSspOptions::exit_cache). Potentials only rise in a
+// search, so a key stays a lower bound as hub potentials rise; when one is
+// found stale it is recomputed and the leaf put back in place.
 //
 // A solve reads only the graph's change record:
 //   1. sync: each changed arc and node is brought up to date in the kept

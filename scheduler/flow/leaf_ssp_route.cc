@@ -532,13 +532,12 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
     }
   }
   // The leaves that entered the search go back into their hubs' heaps, or
-  // stay in them (a small hub's, HubHeaps::Take: HubHeaps::Put updates
-  // those in place); one still where it
-  // entered keeps the key it entered with (exact for one that entered in
-  // full, a lower bound for one put off; potentials have only risen
-  // since). A leaf marked in this route (exit_cache) has not moved since it
-  // was marked, before it entered: it is where it entered, and its arc
-  // need not be read.
+  // stay in them (a small hub's, HubHeaps::Take; Put updates those in
+  // place). One still where it entered keeps the key it entered with
+  // (exact for one that entered in full, a lower bound for one put off;
+  // potentials have only risen since). A leaf marked in this route
+  // (exit_cache) has not moved since it was marked, before it entered: it
+  // is where it entered, and its arc need not be read.
   for (NodeId w : entered_) {
     const LeafSlot& slot = slot_[w];
     const NodeId hub = slot.mark >> 1 == route_ ? slot.entry_hub : arcs_[at_[w]].head;
