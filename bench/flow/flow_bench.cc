@@ -301,6 +301,10 @@ struct Runner {
           r["unblocked"] = ls.unblocked;
           r["blocked_units"] = ls.blocked_units;
           r["exits_walked"] = ls.exits_walked;
+          r["plateau"] = ls.plateau;
+          r["plateau_way_backs"] = ls.plateau_way_backs;
+          r["plateau_breaks"] = ls.plateau_breaks;
+          r["plateau_resets"] = ls.plateau_resets;
           r["wide"] = ls.wide;
           r["reversed"] = ls.reversed;
           r["reverse_settled"] = ls.reverse_settled;

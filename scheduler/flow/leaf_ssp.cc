@@ -41,6 +41,14 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(level_, nodes, int32_t{-1});
   GrowTo(level_mark_, nodes, 0u);
   GrowTo(cursor_, nodes, Cursor{});
+  GrowTo(in_plateau_, nodes, uint8_t{0});
+  GrowTo(kept_arc_, nodes, kNoId);
+  GrowTo(kept_prev_, nodes, kNoId);
+  GrowTo(kept_kind_, nodes, uint8_t{0});
+  GrowTo(back_mark_, nodes, 0u);
+  GrowTo(back_next_, nodes, kNoId);
+  GrowTo(back_arc_, nodes, kNoId);
+  GrowTo(back_kind_, nodes, uint8_t{0});
   hubs_.Resize(nodes);
 }
 

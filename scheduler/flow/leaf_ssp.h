@@ -52,7 +52,11 @@
 //      when a settled deficit and some excess remain, a blocking flow over
 //      the zero-reduced-cost arcs sends the rest — after single-source
 //      searches backing off while it sends nothing; repeated until no
-//      excess is left;
+//      excess is left. The single-source searches of a route keep a
+//      plateau of the core nodes they settled (LeafSspOptions::kept_plateau):
+//      each starts from those nodes too, at distance 0, with the leaves at
+//      their hubs keyed by their ways out of it, so it does not sweep them
+//      again;
 //   4. emit: the flow of every arc and the potentials (a leaf's derived).
 // Reduced-cost optimality holds between any two of these steps, so a
 // cancelled or infeasible solve leaves a valid pseudoflow that the next
@@ -185,41 +189,66 @@ struct LeafSspOptions {
   int64_t reverse_after_wide_searches = 0;
   size_t reverse_min_nodes = 4096;
   int64_t reverse_min_units = 16;
+  // The single-source searches of a route keep a plateau: the core nodes
+  // that earlier ones settled and reached by a step still there after
+  // their augmenting paths (not deficits, nor aggregators with more than
+  // kHubDegree arcs), each with that step. Each search starts from the
+  // plateau's nodes as well as its source, all at distance 0 — any set of
+  // roots keeps every reduced cost non-negative, so the searches stay
+  // exact — and does not sweep them again: a leaf that entered at a
+  // plateau hub goes back keyed by its cheapest exit out of the plateau
+  // (OutsideKey), so it is let in only when that exit comes within reach.
+  // A path that starts at a plateau node holding no excess goes on along
+  // the kept steps back to a source, or, where one is gone (a leaf moved,
+  // an arc filled, the source ran dry), along tight steps found by a short
+  // search backwards among plateau nodes (WayBack); failing that, the
+  // plateau is emptied (its leaves' true keys back) and the source
+  // searches afresh. The plateau only grows between resets, so keys by the
+  // way out stay lower bounds; it is emptied before a search from every
+  // source or backwards, and when the route ends. In a burst each unit left
+  // the burst's computers at a distance of its own, and every search swept
+  // them and their 2,000-odd tasks first (docs/flow.md, "The plateau
+  // kept").
+  bool kept_plateau = true;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
  public:
   struct Stats {
-    bool warm = false;             // started from kept state
-    bool full_sync = false;        // the change record was not usable
-    uint64_t synced = 0;           // arcs and nodes synced
-    uint64_t shifted = 0;          // arcs that moved with their cost group
-    uint64_t leaves = 0;           // leaves after the sync
-    uint64_t dirty_leaves = 0;     // leaves whose arcs changed
-    uint64_t placed = 0;           // leaves without a unit placed at their cheapest exit
-    uint64_t hub_moves = 0;        // hubs whose potential fell to absorb their leaves' changes
-    uint64_t leaf_moves = 0;       // violated leaves moved to their cheapest exit
-    uint64_t core_fixes = 0;       // violated core arcs saturated or emptied
-    uint64_t retracted = 0;        // deficits moved downstream
-    int64_t excess_units = 0;      // units of excess left for routing
-    uint64_t phases = 0;           // searches
-    uint64_t finished = 0;         // searches that went on past their stop to settle that distance
-    uint64_t batched = 0;          // searches from every source after a run of flat ones
-    uint64_t blocking_flows = 0;   // blocking flows run after searches
-    uint64_t unblocked = 0;        // blocking flows the back-off skipped
-    int64_t blocked_units = 0;     // units the blocking flows sent beyond the search trees
-    uint64_t exits_walked = 0;     // leaves' exits the blocking flows looked at
-    uint64_t wide = 0;             // wide searches from one source (counted when reversing)
-    uint64_t reversed = 0;         // backward searches from every deficit after a wide one
-    uint64_t reverse_settled = 0;  // core nodes they settled
-    int64_t reverse_units = 0;     // units sent by the phases that followed them
-    uint64_t settled = 0;          // core nodes settled, all searches
-    uint64_t scanned = 0;          // core arcs scanned, all searches
-    uint64_t leaf_events = 0;      // leaves that entered a search
-    uint64_t deferred = 0;         // entries put off by the exit cache
-    uint64_t stale_keys = 0;       // leaf keys found stale and recomputed in a search
-    uint64_t paths = 0;            // augmenting paths
-    uint64_t drained = 0;          // units a source sent out through its own leaves
+    bool warm = false;            // started from kept state
+    bool full_sync = false;       // the change record was not usable
+    uint64_t synced = 0;          // arcs and nodes synced
+    uint64_t shifted = 0;         // arcs that moved with their cost group
+    uint64_t leaves = 0;          // leaves after the sync
+    uint64_t dirty_leaves = 0;    // leaves whose arcs changed
+    uint64_t placed = 0;          // leaves without a unit placed at their cheapest exit
+    uint64_t hub_moves = 0;       // hubs whose potential fell to absorb their leaves' changes
+    uint64_t leaf_moves = 0;      // violated leaves moved to their cheapest exit
+    uint64_t core_fixes = 0;      // violated core arcs saturated or emptied
+    uint64_t retracted = 0;       // deficits moved downstream
+    int64_t excess_units = 0;     // units of excess left for routing
+    uint64_t phases = 0;          // searches
+    uint64_t finished = 0;        // searches that went on past their stop to settle that distance
+    uint64_t batched = 0;         // searches from every source after a run of flat ones
+    uint64_t blocking_flows = 0;  // blocking flows run after searches
+    uint64_t unblocked = 0;       // blocking flows the back-off skipped
+    int64_t blocked_units = 0;    // units the blocking flows sent beyond the search trees
+    uint64_t exits_walked = 0;    // leaves' exits the blocking flows looked at
+    uint64_t plateau = 0;         // the most nodes the kept plateau held
+    uint64_t plateau_way_backs = 0;  // paths from a plateau node back to a source found afresh
+    uint64_t plateau_breaks = 0;     // searches whose path from a plateau node had no way back
+    uint64_t plateau_resets = 0;     // times the plateau was emptied
+    uint64_t wide = 0;               // wide searches from one source (counted when reversing)
+    uint64_t reversed = 0;           // backward searches from every deficit after a wide one
+    uint64_t reverse_settled = 0;    // core nodes they settled
+    int64_t reverse_units = 0;       // units sent by the phases that followed them
+    uint64_t settled = 0;            // core nodes settled, all searches
+    uint64_t scanned = 0;            // core arcs scanned, all searches
+    uint64_t leaf_events = 0;        // leaves that entered a search
+    uint64_t deferred = 0;           // entries put off by the exit cache
+    uint64_t stale_keys = 0;         // leaf keys found stale and recomputed in a search
+    uint64_t paths = 0;              // augmenting paths
+    uint64_t drained = 0;            // units a source sent out through its own leaves
     double sync_ms = 0, repair_ms = 0, route_ms = 0, emit_ms = 0;
     double search_ms = 0;   // route_ms spent searching, backwards included
     double reverse_ms = 0;  // search_ms spent searching backwards
@@ -315,6 +344,17 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   void NextStamp();
   void Augment();
   int64_t StepResidual(NodeId v) const;
+  // The same for a step given by how it went (a kept one).
+  int64_t StepResidual(uint8_t kind, ArcId arc, NodeId prev) const;
+  // The kept plateau (LeafSspOptions::kept_plateau).
+  void GrowPlateau();
+  void ResetPlateau();
+  int64_t OutsideKey(NodeId w, NodeId hub) const;
+  // Puts leaf w in plateau hub's heap under OutsideKey, listed for the reset.
+  void PutOutside(NodeId w, NodeId hub);
+  // A way back from plateau node u to a source over tight steps, made u's
+  // kept steps; the source, or kNoId.
+  NodeId WayBack(NodeId u, int64_t& delta);
 
   // ---- blocking flow (leaf_ssp_flow.cc) ----
   void GroupEntered();
@@ -451,6 +491,26 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // settled before anything else the heap holds at that distance.
   int64_t current_ = 0;
   std::vector<NodeId> urgent_;
+  // The kept plateau (LeafSspOptions::kept_plateau): its nodes, in the
+  // order they joined, each with the step it joined by (by NodeId); the
+  // leaves put in a plateau hub's heap under OutsideKey since the last
+  // reset (some may have moved on since).
+  std::vector<NodeId> plateau_;
+  std::vector<uint8_t> in_plateau_;
+  std::vector<ArcId> kept_arc_;
+  std::vector<NodeId> kept_prev_;
+  std::vector<uint8_t> kept_kind_;
+  std::vector<NodeId> outside_keyed_;
+  // WayBack's search (by NodeId, valid where back_mark_ == back_stamp_).
+  std::vector<uint32_t> back_mark_;
+  std::vector<NodeId> back_next_;
+  std::vector<ArcId> back_arc_;
+  std::vector<uint8_t> back_kind_;
+  std::vector<NodeId> back_queue_;
+  uint32_t back_stamp_ = 0;
+  static constexpr size_t kWayBackNodes = 256;
+  bool plateau_search_ = false;  // the search in progress starts from the plateau
+  bool plateau_broken_ = false;  // its path led back to a kept step that is gone
 
   // The blocking flow. Leaves that entered the last search, listed by hub
   // (valid where entered_mark_ == stamp_); levels (valid where level_mark_

@@ -392,8 +392,13 @@ Status LeafSspSolver::ReversePhase(const CancelFlag* cancel) {
 // How much more can go along the search-tree step into v.
 int64_t LeafSspSolver::StepResidual(NodeId v) const {
   const Label& l = label_[v];
-  const ArcCopy& c = arcs_[l.arc];
-  switch (l.kind) {
+  return StepResidual(l.kind, l.arc, l.prev);
+}
+
+int64_t LeafSspSolver::StepResidual(uint8_t kind, ArcId arc, NodeId prev) const {
+  if (kind == kRoot) return 0;
+  const ArcCopy& c = arcs_[arc];
+  switch (kind) {
     case kForward:
       return c.capacity - c.flow;
     case kBackward:
@@ -401,7 +406,7 @@ int64_t LeafSspSolver::StepResidual(NodeId v) const {
     case kViaLeaf: {
       // The leaf must still sit where the search found it.
       const ArcId at = at_[c.tail];
-      return at != kNoId && arcs_[at].head == l.prev && c.flow < c.capacity ? 1 : 0;
+      return at != kNoId && arcs_[at].head == prev && c.flow < c.capacity ? 1 : 0;
     }
     default:
       return 0;
@@ -420,8 +425,51 @@ void LeafSspSolver::Augment() {
       u = label_[u].prev;
     }
     if (delta <= 0 || label_[u].kind != kRoot) continue;
-    delta = std::min(delta, excess_[u]);
+    // A root that holds nothing is a plateau node: the path goes on along
+    // its kept steps back to a source, each checked to be still there (its
+    // arcs are tight: every plateau node's potential rose alike since).
+    NodeId src = u;
+    if (excess_[u] <= 0 && in_plateau_[u]) {
+      const int64_t path = delta;
+      size_t steps = 0;
+      while (excess_[src] <= 0 && delta > 0) {
+        if (kept_kind_[src] == kRoot || ++steps > plateau_.size()) {
+          delta = 0;
+          break;
+        }
+        delta = std::min(delta, StepResidual(kept_kind_[src], kept_arc_[src], kept_prev_[src]));
+        src = kept_prev_[src];
+      }
+      if (delta <= 0) {
+        // A kept step is gone, or the source ran dry: another way back.
+        delta = path;
+        src = WayBack(u, delta);
+        if (src == kNoId) {
+          // None near: the route searches afresh.
+          plateau_broken_ = true;
+          continue;
+        }
+      }
+    }
+    delta = std::min(delta, excess_[src]);
     if (delta <= 0) continue;
+    for (NodeId v = u; v != src; v = kept_prev_[v]) {
+      const ArcId a = kept_arc_[v];
+      switch (kept_kind_[v]) {
+        case kForward:
+          SetFlow(a, arcs_[a].flow + delta);
+          break;
+        case kBackward:
+          SetFlow(a, arcs_[a].flow - delta);
+          break;
+        default: {
+          const NodeId w = arcs_[a].tail;
+          MoveLeaf(w, a);    // delta is 1
+          PutOutside(w, v);  // v is in the plateau
+          break;
+        }
+      }
+    }
     for (NodeId v = x; label_[v].kind != kRoot; v = label_[v].prev) {
       const Label& l = label_[v];
       const ArcId a = l.arc;
@@ -489,7 +537,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
   ++stats_.phases;
   entered_.clear();
   using When = LeafSspOptions::BlockingFlow;
-  const bool single = roots_.size() == 1;
+  const bool single = roots_.size() == 1 || plateau_search_;
   backs_off = backs_off && single && options_.blocking_flow_min_units > 0;
   bool blocking = !single || options_.blocking_flow == When::kAlways ||
                   (options_.blocking_flow == When::kAfterDeepSearches && heap_.lifo());
@@ -531,6 +579,7 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
       }
     }
   }
+  if (plateau_search_ && found) GrowPlateau();
   // The leaves that entered the search go back into their hubs' heaps, or
   // stay in them (a small hub's, HubHeaps::Take; Put updates those in
   // place). One still where it entered keeps the key it entered with
@@ -541,7 +590,11 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
   for (NodeId w : entered_) {
     const LeafSlot& slot = slot_[w];
     const NodeId hub = slot.mark >> 1 == route_ ? slot.entry_hub : arcs_[at_[w]].head;
-    hubs_.Put(hub, w, hub == slot.entry_hub ? slot.entry_key : Key(w));
+    if (in_plateau_[hub]) {
+      PutOutside(w, hub);
+    } else {
+      hubs_.Put(hub, w, hub == slot.entry_hub ? slot.entry_key : Key(w));
+    }
   }
   entered_.clear();
   if (IsCancelled(cancel)) return Cancelled("solve cancelled");
@@ -624,6 +677,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
             --wait;
           } else {
             const int64_t before = stats_.reverse_units;
+            ResetPlateau();
             result = ReversePhase(cancel);
             if (stats_.reverse_units - before < options_.reverse_min_units) {
               backoff *= 2;
@@ -637,6 +691,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
         }
         if (options_.batch_after_flat_searches > 0 && flat >= options_.batch_after_flat_searches) {
           flat = 0;
+          ResetPlateau();
           const int64_t total = RootsFromEverySource();
           if (roots_.size() > 1) {
             ++stats_.batched;
@@ -644,8 +699,19 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
             continue;
           }
         }
-        roots_.assign(1, s);
+        // With the kept plateau its nodes are roots too, at distance 0
+        // (LeafSspOptions::kept_plateau).
+        roots_.clear();
+        if (options_.kept_plateau) roots_ = plateau_;
+        if (!in_plateau_[s]) roots_.push_back(s);
+        plateau_search_ = options_.kept_plateau;
+        plateau_broken_ = false;
         result = Phase(excess_[s], cancel, /*backs_off=*/true);
+        plateau_search_ = false;
+        if (plateau_broken_) {
+          ++stats_.plateau_breaks;
+          ResetPlateau();
+        }
         flat = radius_ == 0 ? flat + 1 : 0;
         was_wide = wide();
         if (was_wide) {
@@ -665,6 +731,7 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
       if (!result.ok()) break;
     }
   }
+  ResetPlateau();
   for (NodeId n : received_) flags_[n] &= static_cast<uint8_t>(~kReceived);
   received_.clear();
   if (stranded && result.ok()) {
@@ -678,6 +745,132 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
     if (node_alive_[n] && leaf_[n] && excess_[n] > 0) Pend(n);
   }
   return result;
+}
+
+// After a search from the plateau and a source (LeafSspOptions::kept_plateau)
+// and its augmenting paths, every node it settled joins the plateau with the
+// step it was reached by, if that step is still there and the node before it
+// is in the plateau (or is the source, still holding excess): in settling
+// order, so a node's predecessor is considered before it.
+void LeafSspSolver::GrowPlateau() {
+  for (NodeId v : settled_) {
+    // Deficits and aggregators stay out: a search ends at the one, and the
+    // other's in-list (every task's arc) is no way back (WayBack).
+    if (in_plateau_[v] || excess_[v] < 0 || in_[v].size() + out_[v].size() > kHubDegree) continue;
+    const Label& l = label_[v];
+    bool ok;
+    if (l.kind == kRoot) {
+      ok = excess_[v] > 0;
+    } else {
+      ok = (in_plateau_[l.prev] != 0) && StepResidual(v) > 0;
+    }
+    if (!ok) continue;
+    in_plateau_[v] = 1;
+    plateau_.push_back(v);
+    stats_.plateau = std::max<uint64_t>(stats_.plateau, plateau_.size());
+    kept_arc_[v] = l.arc;
+    kept_prev_[v] = l.prev;
+    kept_kind_[v] = l.kind;
+  }
+}
+
+// Empties the plateau. Every leaf keyed by its way out of it gets a key no
+// larger than its true key again (one still listed that since moved to a
+// hub outside it already has one; min keeps it).
+void LeafSspSolver::ResetPlateau() {
+  if (plateau_.empty()) return;
+  ++stats_.plateau_resets;
+  for (NodeId v : plateau_) in_plateau_[v] = 0;
+  for (NodeId w : outside_keyed_) {
+    if (hubs_.hub_of(w) != kNoId) hubs_.Update(w, std::min(hubs_.key(w), Key(w)));
+  }
+  outside_keyed_.clear();
+  plateau_.clear();
+}
+
+// Searches backwards from plateau node u, breadth first, over residual
+// steps of zero reduced cost between plateau nodes, for the nearest one that
+// holds excess; expands only nodes with few arcs (a computer's in-list, not
+// an aggregator's), at most kWayBackNodes of them. On success the steps
+// found become the kept steps from that source to u (the source's own
+// chain ends there), `delta` is cut to what they carry, and the source is
+// returned; kNoId otherwise.
+NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
+  if (++back_stamp_ == 0) {
+    std::fill(back_mark_.begin(), back_mark_.end(), 0u);
+    back_stamp_ = 1;
+  }
+  back_queue_.assign(1, u);
+  back_mark_[u] = back_stamp_;
+  NodeId src = kNoId;
+  // A step h -> v found from v: h's next node toward u and the step.
+  auto reach = [&](NodeId h, NodeId v, ArcId a, uint8_t kind) {
+    if (!in_plateau_[h] || back_mark_[h] == back_stamp_) return;
+    back_mark_[h] = back_stamp_;
+    back_next_[h] = v;
+    back_arc_[h] = a;
+    back_kind_[h] = kind;
+    if (excess_[h] > 0 && src == kNoId) src = h;
+    back_queue_.push_back(h);
+  };
+  for (size_t i = 0; i < back_queue_.size() && i < kWayBackNodes && src == kNoId; ++i) {
+    const NodeId v = back_queue_[i];
+    if (in_[v].size() + out_[v].size() > kHubDegree) continue;
+    for (ArcId a : in_[v]) {
+      const ArcCopy& c = arcs_[a];
+      if (c.flow >= c.capacity || c.tail == v) continue;
+      if (leaf_[c.tail]) {
+        const ArcId at = at_[c.tail];
+        if (at == kNoId || at == a) continue;
+        const NodeId h = arcs_[at].head;
+        if (h != v && c.cost + pot_[v] == arcs_[at].cost + pot_[h]) reach(h, v, a, kViaLeaf);
+      } else if (c.cost + pot_[v] == pot_[c.tail]) {
+        reach(c.tail, v, a, kForward);
+      }
+    }
+    for (ArcId a : out_[v]) {
+      const ArcCopy& c = arcs_[a];
+      if (c.flow > 0 && c.head != v && !leaf_[c.head] && c.cost + pot_[c.head] == pot_[v]) {
+        reach(c.head, v, a, kBackward);
+      }
+    }
+  }
+  if (src == kNoId) return kNoId;
+  int64_t carry = delta;
+  for (NodeId h = src; h != u; h = back_next_[h]) {
+    carry = std::min(carry, StepResidual(back_kind_[h], back_arc_[h], h));
+  }
+  if (carry <= 0) return kNoId;
+  delta = carry;
+  ++stats_.plateau_way_backs;
+  kept_kind_[src] = kRoot;
+  for (NodeId h = src; h != u; h = back_next_[h]) {
+    const NodeId v = back_next_[h];
+    kept_prev_[v] = h;
+    kept_arc_[v] = back_arc_[h];
+    kept_kind_[v] = back_kind_[h];
+  }
+  return src;
+}
+
+void LeafSspSolver::PutOutside(NodeId w, NodeId hub) {
+  hubs_.Put(hub, w, OutsideKey(w, hub));
+  outside_keyed_.push_back(w);
+}
+
+// Like Key(w), over w's exits to nodes outside the plateau only: the least
+// cost(w, v) + p(v) of such an exit, less the cost of the arc w sits on (at
+// `hub`); kNoExit when it has none. (Its exit cache would do for most
+// leaves, but reading its arcs measured no slower on the burst.)
+int64_t LeafSspSolver::OutsideKey(NodeId w, NodeId hub) const {
+  const ArcId at = at_[w];
+  int64_t best = kNoExit;
+  for (ArcId a : out_[w]) {
+    const ArcCopy& c = arcs_[a];
+    if (a == at || c.flow >= c.capacity || c.head == hub || in_plateau_[c.head]) continue;
+    best = std::min(best, c.cost + pot_[c.head]);
+  }
+  return best >= kNoExit ? kNoExit : best - arcs_[at].cost;
 }
 
 }  // namespace copse::flow
