@@ -305,6 +305,7 @@ struct Runner {
           r["plateau_way_backs"] = ls.plateau_way_backs;
           r["plateau_breaks"] = ls.plateau_breaks;
           r["plateau_resets"] = ls.plateau_resets;
+          r["plateau_left"] = ls.plateau_left;
           r["wide"] = ls.wide;
           r["reversed"] = ls.reversed;
           r["reverse_settled"] = ls.reverse_settled;

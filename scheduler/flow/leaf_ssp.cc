@@ -42,6 +42,7 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(level_mark_, nodes, 0u);
   GrowTo(cursor_, nodes, Cursor{});
   GrowTo(in_plateau_, nodes, uint8_t{0});
+  GrowTo(plateau_pos_, nodes, 0u);
   GrowTo(kept_arc_, nodes, kNoId);
   GrowTo(kept_prev_, nodes, kNoId);
   GrowTo(kept_kind_, nodes, uint8_t{0});

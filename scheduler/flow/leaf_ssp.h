@@ -238,6 +238,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t plateau_way_backs = 0;  // paths from a plateau node back to a source found afresh
     uint64_t plateau_breaks = 0;     // searches whose path from a plateau node had no way back
     uint64_t plateau_resets = 0;     // times the plateau was emptied
+    uint64_t plateau_left = 0;       // nodes taken out of it (no way back to a source)
     uint64_t wide = 0;               // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;           // backward searches from every deficit after a wide one
     uint64_t reverse_settled = 0;    // core nodes they settled
@@ -346,12 +347,14 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   int64_t StepResidual(NodeId v) const;
   // The same for a step given by how it went (a kept one).
   int64_t StepResidual(uint8_t kind, ArcId arc, NodeId prev) const;
+  bool StepTight(uint8_t kind, ArcId arc, NodeId prev, NodeId v) const;
   // The kept plateau (LeafSspOptions::kept_plateau).
   void GrowPlateau();
   void ResetPlateau();
   int64_t OutsideKey(NodeId w, NodeId hub) const;
   // Puts leaf w in plateau hub's heap under OutsideKey, listed for the reset.
   void PutOutside(NodeId w, NodeId hub);
+  void LeavePlateau(NodeId u);
   // A way back from plateau node u to a source over tight steps, made u's
   // kept steps; the source, or kNoId.
   NodeId WayBack(NodeId u, int64_t& delta);
@@ -497,6 +500,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // reset (some may have moved on since).
   std::vector<NodeId> plateau_;
   std::vector<uint8_t> in_plateau_;
+  std::vector<uint32_t> plateau_pos_;  // a plateau node's index in plateau_
   std::vector<ArcId> kept_arc_;
   std::vector<NodeId> kept_prev_;
   std::vector<uint8_t> kept_kind_;

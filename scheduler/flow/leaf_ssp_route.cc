@@ -389,6 +389,24 @@ Status LeafSspSolver::ReversePhase(const CancelFlag* cancel) {
   return st;
 }
 
+// Whether the residual step into v from prev (kind, arc) has a zero
+// reduced cost.
+bool LeafSspSolver::StepTight(uint8_t kind, ArcId arc, NodeId prev, NodeId v) const {
+  const ArcCopy& c = arcs_[arc];
+  switch (kind) {
+    case kForward:
+      return c.cost + pot_[v] == pot_[prev];
+    case kBackward:
+      return c.cost + pot_[prev] == pot_[v];
+    case kViaLeaf: {
+      const ArcId at = at_[c.tail];
+      return at != kNoId && c.cost + pot_[v] == arcs_[at].cost + pot_[prev];
+    }
+    default:
+      return false;
+  }
+}
+
 // How much more can go along the search-tree step into v.
 int64_t LeafSspSolver::StepResidual(NodeId v) const {
   const Label& l = label_[v];
@@ -426,14 +444,19 @@ void LeafSspSolver::Augment() {
     }
     if (delta <= 0 || label_[u].kind != kRoot) continue;
     // A root that holds nothing is a plateau node: the path goes on along
-    // its kept steps back to a source, each checked to be still there (its
-    // arcs are tight: every plateau node's potential rose alike since).
+    // its kept steps back to a source, each checked to be still there and
+    // of zero reduced cost (every plateau node's potential rose alike since
+    // it joined, but a node may have left the plateau since).
     NodeId src = u;
     if (excess_[u] <= 0 && in_plateau_[u]) {
       const int64_t path = delta;
       size_t steps = 0;
       while (excess_[src] <= 0 && delta > 0) {
         if (kept_kind_[src] == kRoot || ++steps > plateau_.size()) {
+          delta = 0;
+          break;
+        }
+        if (!StepTight(kept_kind_[src], kept_arc_[src], kept_prev_[src], src)) {
           delta = 0;
           break;
         }
@@ -445,7 +468,7 @@ void LeafSspSolver::Augment() {
         delta = path;
         src = WayBack(u, delta);
         if (src == kNoId) {
-          // None near: the route searches afresh.
+          // None near: the plateau is emptied and the source searches afresh.
           plateau_broken_ = true;
           continue;
         }
@@ -579,7 +602,15 @@ Status LeafSspSolver::Phase(int64_t total, const CancelFlag* cancel, bool backs_
       }
     }
   }
-  if (plateau_search_ && found) GrowPlateau();
+  if (plateau_search_ && found) {
+    // A source of the plateau that ran dry is no longer at distance 0 from
+    // one: it leaves (the kept steps of nodes behind it find another way
+    // back when a path needs them).
+    for (NodeId r : roots_) {
+      if (in_plateau_[r] && excess_[r] <= 0 && kept_kind_[r] == kRoot) LeavePlateau(r);
+    }
+    GrowPlateau();
+  }
   // The leaves that entered the search go back into their hubs' heaps, or
   // stay in them (a small hub's, HubHeaps::Take; Put updates those in
   // place). One still where it entered keeps the key it entered with
@@ -766,6 +797,7 @@ void LeafSspSolver::GrowPlateau() {
     }
     if (!ok) continue;
     in_plateau_[v] = 1;
+    plateau_pos_[v] = static_cast<uint32_t>(plateau_.size());
     plateau_.push_back(v);
     stats_.plateau = std::max<uint64_t>(stats_.plateau, plateau_.size());
     kept_arc_[v] = l.arc;
@@ -778,7 +810,7 @@ void LeafSspSolver::GrowPlateau() {
 // larger than its true key again (one still listed that since moved to a
 // hub outside it already has one; min keeps it).
 void LeafSspSolver::ResetPlateau() {
-  if (plateau_.empty()) return;
+  if (plateau_.empty() && outside_keyed_.empty()) return;
   ++stats_.plateau_resets;
   for (NodeId v : plateau_) in_plateau_[v] = 0;
   for (NodeId w : outside_keyed_) {
@@ -851,6 +883,33 @@ NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
     kept_kind_[v] = back_kind_[h];
   }
   return src;
+}
+
+// Takes u out of the plateau. A leaf keyed by its way out of the plateau
+// while u was in it (at a plateau hub, or at one that has left since) was
+// keyed without its exit into u: each leaf with such an exit gets that
+// exit's price if it is lower, so its key is a lower bound again (a true
+// key is no higher already). Leaves taken by the search are keyed when
+// they go back (Phase). u's in-list is short: a plateau node has at most
+// kHubDegree arcs.
+void LeafSspSolver::LeavePlateau(NodeId u) {
+  in_plateau_[u] = 0;
+  const NodeId last = plateau_.back();
+  plateau_[plateau_pos_[u]] = last;
+  plateau_pos_[last] = plateau_pos_[u];
+  plateau_.pop_back();
+  ++stats_.plateau_left;
+  for (ArcId a : in_[u]) {
+    const ArcCopy& c = arcs_[a];
+    const NodeId w = c.tail;
+    if (!leaf_[w] || c.flow >= c.capacity) continue;
+    const ArcId at = at_[w];
+    if (at == kNoId || at == a) continue;
+    const NodeId hub = arcs_[at].head;
+    if (hub == u || hubs_.hub_of(w) != hub) continue;
+    const int64_t price = c.cost + pot_[u] - arcs_[at].cost;
+    if (price < hubs_.key(w)) hubs_.Update(w, price);
+  }
 }
 
 void LeafSspSolver::PutOutside(NodeId w, NodeId hub) {
