@@ -186,12 +186,12 @@ std::vector<Variant> Variants() {
       // incremental_leaf that never turns a run of flat searches into one
       // from every source (its searches that stop for want of a deficit
       // still finish their distance, which they did not at f00aed0).
+      Leaf("incremental_leaf_nobatch",
+           [](flow::LeafSspOptions& o) { o.batch_after_flat_searches = 0; }),
       // incremental_leaf without the kept plateau (LeafSspOptions::kept_plateau,
       // on by default since 2026-11-28): every search from one source starts
       // from that source alone.
       Leaf("incremental_leaf_noplateau", [](flow::LeafSspOptions& o) { o.kept_plateau = false; }),
-      Leaf("incremental_leaf_nobatch",
-           [](flow::LeafSspOptions& o) { o.batch_after_flat_searches = 0; }),
       // incremental_leaf with a search backwards from every deficit after
       // each wide one, once eight wide ones came in a solve
       // (LeafSspOptions::reverse_after_wide_searches); _reverse1 after the

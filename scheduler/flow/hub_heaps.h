@@ -45,8 +45,6 @@ class HubHeaps {
   size_t Size(NodeId hub) const { return heap_[hub].size(); }
   // The leaf with the smallest key, and that key. REQUIRES: !Empty(hub).
   NodeId Top(NodeId hub) const { return heap_[hub][0].leaf; }
-  // The i-th leaf of hub's heap, in heap order. REQUIRES: i < Size(hub).
-  NodeId LeafAt(NodeId hub, size_t i) const { return heap_[hub][i].leaf; }
   int64_t TopKey(NodeId hub) const { return heap_[hub][0].key + offset_[hub]; }
   // Taking hubs' leaves in key order, between StartTaking and EndTaking
   // (a search): a heap of at most kWalkMax leaves at its first Take is

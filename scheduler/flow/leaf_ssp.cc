@@ -43,6 +43,7 @@ void LeafSspSolver::Resize(const FlowGraph& g) {
   GrowTo(cursor_, nodes, Cursor{});
   GrowTo(in_plateau_, nodes, uint8_t{0});
   GrowTo(plateau_pos_, nodes, 0u);
+  GrowTo(outside_listed_, nodes, uint8_t{0});
   GrowTo(kept_arc_, nodes, kNoId);
   GrowTo(kept_prev_, nodes, kNoId);
   GrowTo(kept_kind_, nodes, uint8_t{0});

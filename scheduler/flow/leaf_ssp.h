@@ -52,8 +52,9 @@
 //      when a settled deficit and some excess remain, a blocking flow over
 //      the zero-reduced-cost arcs sends the rest — after single-source
 //      searches backing off while it sends nothing; repeated until no
-//      excess is left. The single-source searches of a route keep a
-//      plateau of the core nodes they settled (LeafSspOptions::kept_plateau):
+//      excess is left. The single-source searches of a route (from a big
+//      enough source on) keep a plateau of the core nodes they settled
+//      (LeafSspOptions::kept_plateau):
 //      each starts from those nodes too, at distance 0, with the leaves at
 //      their hubs keyed by their ways out of it, so it does not sweep them
 //      again;
@@ -189,9 +190,10 @@ struct LeafSspOptions {
   int64_t reverse_after_wide_searches = 0;
   size_t reverse_min_nodes = 4096;
   int64_t reverse_min_units = 16;
-  // The single-source searches of a route keep a plateau: the core nodes
-  // that earlier ones settled and reached by a step still there after
-  // their augmenting paths (not deficits, nor aggregators with more than
+  // The single-source searches of a route keep a plateau (from a source
+  // of plateau_min_units or more on): the core nodes that earlier ones
+  // settled and reached by a step still there after their augmenting
+  // paths (not nodes in deficit then, nor aggregators with more than
   // kHubDegree arcs), each with that step. Each search starts from the
   // plateau's nodes as well as its source, all at distance 0 — any set of
   // roots keeps every reduced cost non-negative, so the searches stay
@@ -203,13 +205,22 @@ struct LeafSspOptions {
   // an arc filled, the source ran dry), along tight steps found by a short
   // search backwards among plateau nodes (WayBack); failing that, the
   // plateau is emptied (its leaves' true keys back) and the source
-  // searches afresh. The plateau only grows between resets, so keys by the
-  // way out stay lower bounds; it is emptied before a search from every
-  // source or backwards, and when the route ends. In a burst each unit left
-  // the burst's computers at a distance of its own, and every search swept
-  // them and their 2,000-odd tasks first (docs/flow.md, "The plateau
-  // kept").
+  // searches afresh. A plateau source that ran dry leaves it, and every
+  // leaf keyed without its exit into that node is keyed by it again
+  // (LeavePlateau); otherwise the plateau only grows, so keys by the way
+  // out stay lower bounds. It is emptied before a search from every source
+  // or backwards, before a search from a small source outside it, after a
+  // path with no way back, and when the route ends. In a burst each unit
+  // left the burst's computers at a distance of its own, and every search
+  // swept them and their 2,000-odd tasks first (docs/flow.md, "The
+  // plateau kept").
   bool kept_plateau = true;
+  // A source that is not in the plateau searches from the plateau only if
+  // it holds this many units; otherwise the plateau is emptied and it
+  // searches alone. At (b), (c) and (e) about 1-2 % of the searches are
+  // from sources of 4 units or more, at the burst about half: the plateau
+  // costs where searches are small and far apart.
+  int64_t plateau_min_units = 4;
 };
 
 class LeafSspSolver final : public FlowSolver, private KeptArcs {
@@ -238,7 +249,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
     uint64_t plateau_way_backs = 0;  // paths from a plateau node back to a source found afresh
     uint64_t plateau_breaks = 0;     // searches whose path from a plateau node had no way back
     uint64_t plateau_resets = 0;     // times the plateau was emptied
-    uint64_t plateau_left = 0;       // nodes taken out of it (no way back to a source)
+    uint64_t plateau_left = 0;       // plateau sources that ran dry and left it
     uint64_t wide = 0;               // wide searches from one source (counted when reversing)
     uint64_t reversed = 0;           // backward searches from every deficit after a wide one
     uint64_t reverse_settled = 0;    // core nodes they settled
@@ -494,10 +505,10 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // settled before anything else the heap holds at that distance.
   int64_t current_ = 0;
   std::vector<NodeId> urgent_;
-  // The kept plateau (LeafSspOptions::kept_plateau): its nodes, in the
-  // order they joined, each with the step it joined by (by NodeId); the
-  // leaves put in a plateau hub's heap under OutsideKey since the last
-  // reset (some may have moved on since).
+  // The kept plateau (LeafSspOptions::kept_plateau): its nodes (in no
+  // order), each with the step it joined by or the way back WayBack found
+  // (by NodeId); the leaves put in a plateau hub's heap under OutsideKey
+  // since the last reset, each once (some may have moved on since).
   std::vector<NodeId> plateau_;
   std::vector<uint8_t> in_plateau_;
   std::vector<uint32_t> plateau_pos_;  // a plateau node's index in plateau_
@@ -505,6 +516,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   std::vector<NodeId> kept_prev_;
   std::vector<uint8_t> kept_kind_;
   std::vector<NodeId> outside_keyed_;
+  std::vector<uint8_t> outside_listed_;  // by NodeId: the leaf is in outside_keyed_
   // WayBack's search (by NodeId, valid where back_mark_ == back_stamp_).
   std::vector<uint32_t> back_mark_;
   std::vector<NodeId> back_next_;
@@ -514,7 +526,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   uint32_t back_stamp_ = 0;
   static constexpr size_t kWayBackNodes = 256;
   bool plateau_search_ = false;  // the search in progress starts from the plateau
-  bool plateau_broken_ = false;  // its path led back to a kept step that is gone
+  bool plateau_broken_ = false;  // a path from a plateau node found no way back
 
   // The blocking flow. Leaves that entered the last search, listed by hub
   // (valid where entered_mark_ == stamp_); levels (valid where level_mark_

@@ -452,7 +452,9 @@ void LeafSspSolver::Augment() {
       const int64_t path = delta;
       size_t steps = 0;
       while (excess_[src] <= 0 && delta > 0) {
-        if (kept_kind_[src] == kRoot || ++steps > plateau_.size()) {
+        // (A node that left and joined again may close a cycle of kept
+        // steps: the walk is bounded, and WayBack takes over.)
+        if (kept_kind_[src] == kRoot || ++steps > kWayBackNodes) {
           delta = 0;
           break;
         }
@@ -731,11 +733,15 @@ Status LeafSspSolver::Route(const CancelFlag* cancel) {
           }
         }
         // With the kept plateau its nodes are roots too, at distance 0
-        // (LeafSspOptions::kept_plateau).
+        // (LeafSspOptions::kept_plateau): for a source in it, or one that
+        // holds enough units to start one; another source searches alone.
+        const bool plateau =
+            options_.kept_plateau && (in_plateau_[s] || excess_[s] >= options_.plateau_min_units);
+        if (!plateau) ResetPlateau();
         roots_.clear();
-        if (options_.kept_plateau) roots_ = plateau_;
+        if (plateau) roots_ = plateau_;
         if (!in_plateau_[s]) roots_.push_back(s);
-        plateau_search_ = options_.kept_plateau;
+        plateau_search_ = plateau;
         plateau_broken_ = false;
         result = Phase(excess_[s], cancel, /*backs_off=*/true);
         plateau_search_ = false;
@@ -814,6 +820,7 @@ void LeafSspSolver::ResetPlateau() {
   ++stats_.plateau_resets;
   for (NodeId v : plateau_) in_plateau_[v] = 0;
   for (NodeId w : outside_keyed_) {
+    outside_listed_[w] = 0;
     if (hubs_.hub_of(w) != kNoId) hubs_.Update(w, std::min(hubs_.key(w), Key(w)));
   }
   outside_keyed_.clear();
@@ -822,11 +829,10 @@ void LeafSspSolver::ResetPlateau() {
 
 // Searches backwards from plateau node u, breadth first, over residual
 // steps of zero reduced cost between plateau nodes, for the nearest one that
-// holds excess; expands only nodes with few arcs (a computer's in-list, not
-// an aggregator's), at most kWayBackNodes of them. On success the steps
-// found become the kept steps from that source to u (the source's own
-// chain ends there), `delta` is cut to what they carry, and the source is
-// returned; kNoId otherwise.
+// holds excess (or the search's own source, a root outside the plateau); expands only nodes with
+// few arcs (a computer's in-list, not an aggregator's), at most kWayBackNodes of them. On success
+// the steps found become the kept steps from that source to u (the source's own chain ends there),
+// `delta` is cut to what they carry, and the source is returned; kNoId otherwise.
 NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
   if (++back_stamp_ == 0) {
     std::fill(back_mark_.begin(), back_mark_.end(), 0u);
@@ -837,7 +843,9 @@ NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
   NodeId src = kNoId;
   // A step h -> v found from v: h's next node toward u and the step.
   auto reach = [&](NodeId h, NodeId v, ArcId a, uint8_t kind) {
-    if (!in_plateau_[h] || back_mark_[h] == back_stamp_) return;
+    // A plateau node, or the search's own source (a root outside it).
+    const bool source = excess_[h] > 0 && label_[h].done == stamp_ && label_[h].kind == kRoot;
+    if ((!in_plateau_[h] && !source) || back_mark_[h] == back_stamp_) return;
     back_mark_[h] = back_stamp_;
     back_next_[h] = v;
     back_arc_[h] = a;
@@ -914,7 +922,10 @@ void LeafSspSolver::LeavePlateau(NodeId u) {
 
 void LeafSspSolver::PutOutside(NodeId w, NodeId hub) {
   hubs_.Put(hub, w, OutsideKey(w, hub));
-  outside_keyed_.push_back(w);
+  if (!outside_listed_[w]) {
+    outside_listed_[w] = 1;
+    outside_keyed_.push_back(w);
+  }
 }
 
 // Like Key(w), over w's exits to nodes outside the plateau only: the least

@@ -252,6 +252,7 @@ TEST(LeafSspTest, ABackwardSearchFromTheDeficitsKeepsEveryAnswerOptimal) {
 TEST(LeafSspTest, TheKeptPlateauKeepsEveryAnswerOptimal) {
   for (int variant = 0; variant < 3; ++variant) {
     LeafSspOptions options;
+    options.plateau_min_units = 1;  // every search keeps it
     if (variant == 1) options.deep_ties = false;
     if (variant == 2) options.blocking_flow = LeafSspOptions::BlockingFlow::kAlways;
     uint64_t plateau = 0, way_backs = 0, breaks = 0, left = 0, resets = 0;
@@ -621,6 +622,7 @@ TEST(LeafSspTest, AKeptPlateauIsNotSweptAgain) {
   for (bool cache : {true, false}) {
     LeafSspOptions kept, swept;
     kept.exit_cache = swept.exit_cache = cache;
+    kept.plateau_min_units = 1;  // the sources hold a unit each
     swept.kept_plateau = false;
     const LeafSspSolver::Stats k = UnitsLeaveAPlateau(kept);
     const LeafSspSolver::Stats s = UnitsLeaveAPlateau(swept);
@@ -634,6 +636,8 @@ TEST(LeafSspTest, AKeptPlateauIsNotSweptAgain) {
     // against 2,247 without.
     EXPECT_LT(4 * (k.leaf_events + k.deferred), s.leaf_events + s.deferred) << cache;
   }
+  // By default a source of one unit does not start a plateau.
+  EXPECT_EQ(UnitsLeaveAPlateau(LeafSspOptions{}).plateau, 0u);
 }
 
 // The plateau with one job's source of 20 units, its tasks' ways to X tied
