@@ -359,6 +359,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   // The same for a step given by how it went (a kept one).
   int64_t StepResidual(uint8_t kind, ArcId arc, NodeId prev) const;
   bool StepTight(uint8_t kind, ArcId arc, NodeId prev, NodeId v) const;
+  NodeId SendStep(uint8_t kind, ArcId a, int64_t delta);
   // The kept plateau (LeafSspOptions::kept_plateau).
   void GrowPlateau();
   void ResetPlateau();

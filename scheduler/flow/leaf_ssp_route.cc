@@ -431,6 +431,24 @@ int64_t LeafSspSolver::StepResidual(uint8_t kind, ArcId arc, NodeId prev) const 
   }
 }
 
+// Sends delta along a residual step (kind, arc); a leaf step (delta 1)
+// moves its leaf, which is returned (kNoId for a core arc).
+NodeId LeafSspSolver::SendStep(uint8_t kind, ArcId a, int64_t delta) {
+  switch (kind) {
+    case kForward:
+      SetFlow(a, arcs_[a].flow + delta);
+      return kNoId;
+    case kBackward:
+      SetFlow(a, arcs_[a].flow - delta);
+      return kNoId;
+    default: {
+      const NodeId w = arcs_[a].tail;
+      MoveLeaf(w, a);
+      return w;
+    }
+  }
+}
+
 // Sends flow from the sources down the search tree to every deficit it
 // settled, each path as much as its ends and steps allow.
 void LeafSspSolver::Augment() {
@@ -479,37 +497,13 @@ void LeafSspSolver::Augment() {
     delta = std::min(delta, excess_[src]);
     if (delta <= 0) continue;
     for (NodeId v = u; v != src; v = kept_prev_[v]) {
-      const ArcId a = kept_arc_[v];
-      switch (kept_kind_[v]) {
-        case kForward:
-          SetFlow(a, arcs_[a].flow + delta);
-          break;
-        case kBackward:
-          SetFlow(a, arcs_[a].flow - delta);
-          break;
-        default: {
-          const NodeId w = arcs_[a].tail;
-          MoveLeaf(w, a);    // delta is 1
-          PutOutside(w, v);  // v is in the plateau
-          break;
-        }
-      }
+      const NodeId w = SendStep(kept_kind_[v], kept_arc_[v], delta);
+      if (w != kNoId) PutOutside(w, v);  // v is in the plateau
     }
     for (NodeId v = x; label_[v].kind != kRoot; v = label_[v].prev) {
       const Label& l = label_[v];
-      const ArcId a = l.arc;
-      if (options_.path_hints && l.kind != kViaLeaf) hint_[l.prev] = a;
-      switch (l.kind) {
-        case kForward:
-          SetFlow(a, arcs_[a].flow + delta);
-          break;
-        case kBackward:
-          SetFlow(a, arcs_[a].flow - delta);
-          break;
-        default:
-          MoveLeaf(arcs_[a].tail, a);  // delta is 1
-          break;
-      }
+      if (options_.path_hints && l.kind != kViaLeaf) hint_[l.prev] = l.arc;
+      SendStep(l.kind, l.arc, delta);
     }
     ++stats_.paths;
   }
