@@ -822,11 +822,13 @@ void LeafSspSolver::ResetPlateau() {
 }
 
 // Searches backwards from plateau node u, breadth first, over residual
-// steps of zero reduced cost between plateau nodes, for the nearest one that
-// holds excess (or the search's own source, a root outside the plateau); expands only nodes with
-// few arcs (a computer's in-list, not an aggregator's), at most kWayBackNodes of them. On success
-// the steps found become the kept steps from that source to u (the source's own chain ends there),
-// `delta` is cut to what they carry, and the source is returned; kNoId otherwise.
+// steps of zero reduced cost between plateau nodes, for the nearest one
+// that holds excess (or the search's own source, a root outside the
+// plateau). It expands only nodes with few arcs (a computer's in-list, not
+// an aggregator's), at most kWayBackNodes of them. On success the steps
+// found become the kept steps from that source to u (the source's own
+// chain ends there), `delta` is cut to what they carry, and the source is
+// returned; kNoId otherwise.
 NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
   if (++back_stamp_ == 0) {
     std::fill(back_mark_.begin(), back_mark_.end(), 0u);
@@ -857,14 +859,14 @@ NodeId LeafSspSolver::WayBack(NodeId u, int64_t& delta) {
         const ArcId at = at_[c.tail];
         if (at == kNoId || at == a) continue;
         const NodeId h = arcs_[at].head;
-        if (h != v && c.cost + pot_[v] == arcs_[at].cost + pot_[h]) reach(h, v, a, kViaLeaf);
-      } else if (c.cost + pot_[v] == pot_[c.tail]) {
+        if (h != v && StepTight(kViaLeaf, a, h, v)) reach(h, v, a, kViaLeaf);
+      } else if (StepTight(kForward, a, c.tail, v)) {
         reach(c.tail, v, a, kForward);
       }
     }
     for (ArcId a : out_[v]) {
       const ArcCopy& c = arcs_[a];
-      if (c.flow > 0 && c.head != v && !leaf_[c.head] && c.cost + pot_[c.head] == pot_[v]) {
+      if (c.flow > 0 && c.head != v && !leaf_[c.head] && StepTight(kBackward, a, c.head, v)) {
         reach(c.head, v, a, kBackward);
       }
     }

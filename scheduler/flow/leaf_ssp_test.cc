@@ -193,6 +193,43 @@ TEST(LeafSspTest, QuincyShapedWorldAlongTicksArrivalsAndDepartures) {
   EXPECT_GT(leaf_moves, 0u);   // and some moved in the repair
 }
 
+// Runs `options` along 24 random change sequences of every shape (12
+// steps each, graphs of up to 210 nodes) and 12 Quincy-shaped worlds (25
+// steps each), every answer checked against LEMON and CheckState, and
+// hands each solve's stats to `add`. The seeds: the random sequences',
+// their graphs' and the worlds' first.
+template <typename Add>
+void AlongChanges(const LeafSspOptions& options, uint64_t sequence_seed, uint64_t graph_seed,
+                  uint64_t world_seed, const std::string& label, Add add) {
+  for (int seq = 0; seq < 24; ++seq) {
+    std::mt19937_64 rng(sequence_seed + seq);
+    Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
+    FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 40, graph_seed + seq);
+    LeafSspSolver solver(options);
+    FlowSolution sol;
+    for (int step = 0; step < 12; ++step) {
+      std::string what = label + testing::ShapeName(shape) + " sequence " + std::to_string(seq) +
+                         " step " + std::to_string(step);
+      (void)SolveAndCheck(solver, g, sol, what);
+      add(solver.stats());
+      g.CommitChanges();
+      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
+    }
+  }
+  for (int seq = 0; seq < 12; ++seq) {
+    HubWorld world(world_seed + seq, seq % 2 == 0);
+    LeafSspSolver solver(options);
+    FlowSolution sol;
+    for (int step = 0; step < 25; ++step) {
+      std::string what = label + "world " + std::to_string(seq) + " step " + std::to_string(step);
+      ASSERT_TRUE(SolveAndCheck(solver, world.graph(), sol, what).ok()) << what;
+      add(solver.stats());
+      world.graph().CommitChanges();
+      world.Step(sol);
+    }
+  }
+}
+
 // The backward search from every deficit (an experiment, off by default)
 // after every search that settled a quarter of the core, however small:
 // each answer still agrees with LEMON, and the kept state (every reduced
@@ -207,35 +244,10 @@ TEST(LeafSspTest, ABackwardSearchFromTheDeficitsKeepsEveryAnswerOptimal) {
   options.reverse_min_units = 0;
   uint64_t reversed = 0;
   int64_t units = 0;
-  for (int seq = 0; seq < 24; ++seq) {
-    std::mt19937_64 rng(4242 + seq);
-    Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
-    FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 40, 900 + seq);
-    LeafSspSolver solver(options);
-    FlowSolution sol;
-    for (int step = 0; step < 12; ++step) {
-      std::string what = testing::ShapeName(shape) + " sequence " + std::to_string(seq) + " step " +
-                         std::to_string(step);
-      (void)SolveAndCheck(solver, g, sol, what);
-      reversed += solver.stats().reversed;
-      units += solver.stats().reverse_units;
-      g.CommitChanges();
-      testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
-    }
-  }
-  for (int seq = 0; seq < 12; ++seq) {
-    HubWorld world(191 + seq, seq % 2 == 0);
-    LeafSspSolver solver(options);
-    FlowSolution sol;
-    for (int step = 0; step < 25; ++step) {
-      std::string what = "world " + std::to_string(seq) + " step " + std::to_string(step);
-      ASSERT_TRUE(SolveAndCheck(solver, world.graph(), sol, what).ok()) << what;
-      reversed += solver.stats().reversed;
-      units += solver.stats().reverse_units;
-      world.graph().CommitChanges();
-      world.Step(sol);
-    }
-  }
+  AlongChanges(options, 4242, 900, 191, "", [&](const LeafSspSolver::Stats& st) {
+    reversed += st.reversed;
+    units += st.reverse_units;
+  });
   EXPECT_GT(reversed, 20u);
   EXPECT_GT(units, 0);
 }
@@ -256,42 +268,14 @@ TEST(LeafSspTest, TheKeptPlateauKeepsEveryAnswerOptimal) {
     if (variant == 1) options.deep_ties = false;
     if (variant == 2) options.blocking_flow = LeafSspOptions::BlockingFlow::kAlways;
     uint64_t plateau = 0, way_backs = 0, breaks = 0, left = 0, resets = 0;
-    for (int seq = 0; seq < 24; ++seq) {
-      std::mt19937_64 rng(5151 + seq);
-      Shape shape = static_cast<Shape>(seq % testing::kShapeCount);
-      FlowGraph g = testing::RandomGraph(shape, 10 + (seq % 6) * 40, 1300 + seq);
-      LeafSspSolver solver(options);
-      FlowSolution sol;
-      for (int step = 0; step < 12; ++step) {
-        std::string what = "variant " + std::to_string(variant) + " " + testing::ShapeName(shape) +
-                           " sequence " + std::to_string(seq) + " step " + std::to_string(step);
-        (void)SolveAndCheck(solver, g, sol, what);
-        plateau += solver.stats().plateau;
-        way_backs += solver.stats().plateau_way_backs;
-        breaks += solver.stats().plateau_breaks;
-        left += solver.stats().plateau_left;
-        resets += solver.stats().plateau_resets;
-        g.CommitChanges();
-        testing::RandomChanges(g, 1 + static_cast<int>(rng() % 20), rng, step % 4 != 2);
-      }
-    }
-    for (int seq = 0; seq < 12; ++seq) {
-      HubWorld world(391 + seq, seq % 2 == 0);
-      LeafSspSolver solver(options);
-      FlowSolution sol;
-      for (int step = 0; step < 25; ++step) {
-        std::string what = "variant " + std::to_string(variant) + " world " + std::to_string(seq) +
-                           " step " + std::to_string(step);
-        ASSERT_TRUE(SolveAndCheck(solver, world.graph(), sol, what).ok()) << what;
-        plateau += solver.stats().plateau;
-        way_backs += solver.stats().plateau_way_backs;
-        breaks += solver.stats().plateau_breaks;
-        left += solver.stats().plateau_left;
-        resets += solver.stats().plateau_resets;
-        world.graph().CommitChanges();
-        world.Step(sol);
-      }
-    }
+    AlongChanges(options, 5151, 1300, 391, "variant " + std::to_string(variant) + " ",
+                 [&](const LeafSspSolver::Stats& st) {
+                   plateau += st.plateau;
+                   way_backs += st.plateau_way_backs;
+                   breaks += st.plateau_breaks;
+                   left += st.plateau_left;
+                   resets += st.plateau_resets;
+                 });
     // About 20,600, 1,370, 3,700, 3,000 and 3,800 in each variant when
     // written.
     EXPECT_GT(plateau, 1000u) << variant;
