@@ -176,6 +176,37 @@ TEST_F(ClusterTest, AMasterThatDropsTheConnectionGetsTheSameHintAsOneThatIsDown)
       << status.err;
 }
 
+TEST_F(ClusterTest, UpSaysThePortIsTakenWhenAnotherClustersDaemonHoldsIt) {
+  // Another cluster (its own secret) serves blocks on the port our master
+  // is to listen on: it refuses our handshake while our master fails to
+  // bind. `cluster up` must report the master's "Address already in use",
+  // which is what makes a loopback cluster try again with other ports
+  // (PortWasTaken), not the other daemon's refusal.
+  Up();
+  auto config = LoadClusterConfig(config_);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const uint16_t taken = config->computers.at(0).data_port;
+  TempDir other_dir;
+  std::filesystem::path other = WriteClusterConfig(other_dir.path(), LocalClusterSpec{});
+  std::string text;
+  {
+    std::ifstream in(other);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string key = "[master]\nhost = \"127.0.0.1\"\nport = ";
+  size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos) << text;
+  at += key.size();
+  text.replace(at, text.find('\n', at) - at, std::to_string(taken));
+  std::ofstream(other) << text;
+  CommandResult up = RunCopse("copse", {"--config", other.string(), "cluster", "up"});
+  RunCopse("copse", {"--config", other.string(), "cluster", "down"});
+  EXPECT_EQ(up.exit_code, 1);
+  EXPECT_TRUE(client::PortWasTaken(up.out + up.err)) << up.out << up.err;
+  EXPECT_NE(up.err.find("master (pid"), std::string::npos) << up.err;
+  EXPECT_EQ(Status()["live"], 6) << "the first cluster is untouched";
+}
+
 TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
   Up();
   std::vector<int> pids;
