@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -166,11 +164,6 @@ class Up {
     const ProcessRecord* master = Find("master", "");
     auto deadline = std::chrono::steady_clock::now() + options_.timeout;
     Status last;
-    // A refusal may come from another cluster's daemon on the master's port
-    // while our master is still failing to bind it: give the master a moment
-    // to exit (its "Address already in use" is then reported, and a loopback
-    // cluster retries with other ports) before taking the refusal as final.
-    std::optional<std::chrono::steady_clock::time_point> refused_until;
     while (std::chrono::steady_clock::now() < deadline) {
       auto st = FetchStatus(config_);
       if (st.ok()) return true;
@@ -179,10 +172,14 @@ class Up {
         ReportDeath(*master);
         return false;
       }
-      if (last.code() == StatusCode::kPermissionDenied) {
-        auto now = std::chrono::steady_clock::now();
-        if (!refused_until) refused_until = now + std::chrono::seconds(2);
-        if (now >= *refused_until) break;
+      // A refusal is final once our master holds the port. Until then it
+      // may come from another cluster's daemon on that port while our master
+      // is still starting, about to fail to bind it: its own "Address
+      // already in use" is what to report (and what makes a loopback
+      // cluster try again on other ports).
+      if (last.code() == StatusCode::kPermissionDenied &&
+          ListensOn(master->pid, config_.master.port)) {
+        break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

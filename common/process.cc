@@ -4,7 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
 
 namespace copse {
@@ -51,6 +54,46 @@ bool ProcessAlive(int pid) {
   for (std::filesystem::directory_iterator it(proc / "task", ec), end; !ec && it != end;
        it.increment(ec)) {
     if (!Exited(StateIn(it->path() / "stat"))) return true;
+  }
+  return false;
+}
+
+bool ListensOn(int pid, uint16_t port) {
+  if (pid <= 0) return false;
+  const std::filesystem::path proc = std::filesystem::path("/proc") / std::to_string(pid);
+  // Lines of /proc/PID/net/tcp: "sl local_address rem_address st ... inode":
+  // the local address is HEX_IP:HEX_PORT, state 0A is LISTEN, and the inode
+  // is the tenth field.
+  std::set<std::string> inodes;
+  for (const char* table : {"net/tcp", "net/tcp6"}) {
+    std::istringstream lines(ReadProcFile(proc / table));
+    std::string line;
+    std::getline(lines, line);  // the header
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string sl, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      if (!(f >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >>
+            inode)) {
+        continue;
+      }
+      const size_t colon = local.rfind(':');
+      if (colon == std::string::npos || state != "0A") continue;
+      unsigned long local_port = 0;
+      try {
+        local_port = std::stoul(local.substr(colon + 1), nullptr, 16);
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (local_port == port) inodes.insert("socket:[" + inode + "]");
+    }
+  }
+  if (inodes.empty()) return false;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(proc / "fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code link_ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(it->path(), link_ec);
+    if (!link_ec && inodes.count(target.string())) return true;
   }
   return false;
 }

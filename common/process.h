@@ -2,6 +2,7 @@
 // form that can hold resources, and where this one's executable is. No state.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +20,12 @@ std::string ReadProcFile(const std::filesystem::path& path);
 // its files (and so its RocksDB LOCK) are still open. A pid that is gone, or
 // whose threads are all zombies, is not alive.
 bool ProcessAlive(int pid);
+
+// True when process `pid` holds a TCP socket listening on `port` (IPv4 or
+// IPv6, any address), as its own network namespace sees it: the socket's
+// inode in /proc/PID/net/tcp{,6} is one of its open files. False when that
+// cannot be read (a process of another user, or one that is gone).
+bool ListensOn(int pid, uint16_t port);
 
 // The directory holding the running executable (/proc/self/exe): where a
 // daemon or tool finds the executables built beside it.

@@ -3,7 +3,9 @@
 #include "common/process.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +42,26 @@ TEST(ProcessTest, AProcessThatExitedReadsAsGoneAndNotAlive) {
   EXPECT_EQ(ReadProcFile(stat), "");
   EXPECT_FALSE(ProcessAlive(child));
   EXPECT_FALSE(ProcessAlive(-1));
+}
+
+TEST(ProcessTest, ListensOnSeesAListeningSocketOnItsPortOnly) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;  // the kernel's choice
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const uint16_t port = ntohs(addr.sin_port);
+  EXPECT_FALSE(ListensOn(::getpid(), port)) << "bound, not yet listening";
+  ASSERT_EQ(::listen(fd, 1), 0);
+  EXPECT_TRUE(ListensOn(::getpid(), port));
+  EXPECT_FALSE(ListensOn(::getpid(), static_cast<uint16_t>(port == 65535 ? 1 : port + 1)));
+  ::close(fd);
+  EXPECT_FALSE(ListensOn(::getpid(), port));
+  EXPECT_FALSE(ListensOn(0, port));
 }
 
 }  // namespace

@@ -207,6 +207,23 @@ TEST_F(ClusterTest, UpSaysThePortIsTakenWhenAnotherClustersDaemonHoldsIt) {
   EXPECT_EQ(Status()["live"], 6) << "the first cluster is untouched";
 }
 
+TEST_F(ClusterTest, UpAgainstOurOwnMasterThatRefusesUsSaysSoWithoutWaitingOut) {
+  // The master `cluster up` started holds its port and refuses us (the
+  // secret file changed since it read it): that refusal is final at once,
+  // not after the whole --timeout.
+  Up();
+  auto config = LoadClusterConfig(config_);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  std::ofstream(config->secret_file, std::ios::trunc) << "0123456789abcdef0123456789abcdef\n";
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult up = Copse({"cluster", "up", "--timeout", "60"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(up.exit_code, 1);
+  EXPECT_NE(up.err.find("the master did not answer"), std::string::npos) << up.err;
+  EXPECT_NE(up.err.find("does not hold this cluster's shared secret"), std::string::npos) << up.err;
+  EXPECT_LT(took, seconds(30)) << "it waited for the deadline";
+}
+
 TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
   Up();
   std::vector<int> pids;
