@@ -200,7 +200,8 @@ TEST_F(ClusterTest, UpSaysThePortIsTakenWhenAnotherClustersDaemonHoldsIt) {
   text.replace(at, text.find('\n', at) - at, std::to_string(taken));
   std::ofstream(other) << text;
   CommandResult up = RunCopse("copse", {"--config", other.string(), "cluster", "up"});
-  RunCopse("copse", {"--config", other.string(), "cluster", "down"});
+  CommandResult down = RunCopse("copse", {"--config", other.string(), "cluster", "down"});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
   EXPECT_EQ(up.exit_code, 1);
   EXPECT_TRUE(client::PortWasTaken(up.out + up.err)) << up.out << up.err;
   EXPECT_NE(up.err.find("master (pid"), std::string::npos) << up.err;
