@@ -326,6 +326,7 @@ class LeafSspSolver final : public FlowSolver, private KeptArcs {
   void NoteViolated(NodeId w, int64_t key);
   void CheckHub(NodeId u);
   bool LowerHub(NodeId u, int64_t need);
+  void LowerKeysOfExitsInto(NodeId u);
   void FixCoreArc(ArcId a);
   void RetractDeficits();
 

@@ -123,20 +123,28 @@ bool LeafSspSolver::LowerHub(NodeId u, int64_t need) {
   if (target >= pot_[u]) return false;
   pot_[u] = target;
   ++stats_.hub_moves;
-  for (ArcId a : in_[u]) {
-    const ArcCopy& c = arcs_[a];
-    const NodeId t = c.tail;
-    if (!leaf_[t] || at_[t] == kNoId || at_[t] == a || c.flow >= c.capacity ||
-        hubs_.hub_of(t) == kNoId) {
-      continue;
-    }
-    const int64_t key = c.cost + pot_[u] - arcs_[at_[t]].cost;
-    if (key < hubs_.key(t)) hubs_.Update(t, key);
-  }
+  LowerKeysOfExitsInto(u);
   return true;
 }
 
 // Saturates or empties core arc `a` when its reduced cost says so.
+// Every leaf at another hub, in that hub's heap, with an exit into u gets
+// that exit's price as its key if it is lower: u became cheaper to reach
+// (LowerHub), or its exit was left out of the key (LeavePlateau).
+void LeafSspSolver::LowerKeysOfExitsInto(NodeId u) {
+  for (ArcId a : in_[u]) {
+    const ArcCopy& c = arcs_[a];
+    const NodeId w = c.tail;
+    if (!leaf_[w] || c.flow >= c.capacity) continue;
+    const ArcId at = at_[w];
+    if (at == kNoId || at == a) continue;
+    const NodeId hub = arcs_[at].head;
+    if (hub == u || hubs_.hub_of(w) != hub) continue;
+    const int64_t price = c.cost + pot_[u] - arcs_[at].cost;
+    if (price < hubs_.key(w)) hubs_.Update(w, price);
+  }
+}
+
 void LeafSspSolver::FixCoreArc(ArcId a) {
   const ArcCopy& c = arcs_[a];
   if (!c.alive() || c.tail == c.head || leaf_[c.tail]) return;

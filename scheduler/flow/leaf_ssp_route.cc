@@ -903,17 +903,7 @@ void LeafSspSolver::LeavePlateau(NodeId u) {
   plateau_pos_[last] = plateau_pos_[u];
   plateau_.pop_back();
   ++stats_.plateau_left;
-  for (ArcId a : in_[u]) {
-    const ArcCopy& c = arcs_[a];
-    const NodeId w = c.tail;
-    if (!leaf_[w] || c.flow >= c.capacity) continue;
-    const ArcId at = at_[w];
-    if (at == kNoId || at == a) continue;
-    const NodeId hub = arcs_[at].head;
-    if (hub == u || hubs_.hub_of(w) != hub) continue;
-    const int64_t price = c.cost + pot_[u] - arcs_[at].cost;
-    if (price < hubs_.key(w)) hubs_.Update(w, price);
-  }
+  LowerKeysOfExitsInto(u);
 }
 
 void LeafSspSolver::PutOutside(NodeId w, NodeId hub) {
