@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 namespace copse::apps {
 namespace {
 
@@ -25,7 +27,7 @@ class Builder {
     StageSpec s;
     s.name = name;
     s.program = program;
-    s.params_json = params.dump();
+    s.params_json = DumpJson(params);
     s.vertices = vertices;
     job_.spec.stages.push_back(std::move(s));
     job_.sizes.push_back({role, 0, 0, {}});

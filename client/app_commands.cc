@@ -8,16 +8,14 @@
 #include "apps/generate.h"
 #include "apps/instances.h"
 #include "client/fs_commands.h"
+#include "client/terminal.h"
 #include "dfs/client.h"
 #include "dfs/placement.h"
 
 namespace copse::client {
 namespace {
 
-int Fail(const Status& s) {
-  std::cerr << "copse gen: " << s.message() << "\n";
-  return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
-}
+int Fail(const Status& s) { return ReportFailure("gen", s); }
 
 using Generator = Status (*)(const apps::GenPartition&, const apps::ChunkSink&);
 
@@ -90,7 +88,7 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
   for (const std::string& f : model->files) {
     paths.push_back(model->files.size() == 1 ? o.output : o.output + "/" + f);
   }
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail(client.status());
   int64_t total = 0;
   for (size_t f = 0; f < paths.size(); ++f) {

@@ -6,6 +6,7 @@
 // operation failed, 2 bad usage or input).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -19,9 +20,10 @@ struct GenOptions {
   int partitions = 4;
   double scale = 0.001;
   uint64_t seed = 1;
-  std::string placement = "random";  // of the (first) file
-  int replication = 0;               // 0: the config's
-  std::string computer;              // the computer this runs on; empty: outside
+  std::string placement = "random";      // of the (first) file
+  int replication = 0;                   // 0: the config's
+  std::string computer;                  // the computer this runs on; empty: outside
+  std::chrono::seconds master_wait{30};  // --master-wait
 };
 
 int Gen(const ClusterConfig& config, const GenOptions& o);

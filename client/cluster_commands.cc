@@ -11,6 +11,8 @@
 #include "client/launcher.h"
 #include "client/master_client.h"
 #include "client/netns.h"
+#include "client/terminal.h"
+#include "common/json.h"
 #include "common/net/auth.h"
 #include "common/process.h"
 
@@ -34,8 +36,9 @@ std::string Tail(const std::filesystem::path& path, int lines) {
   return out;
 }
 
-Result<ClusterStatus> FetchStatus(const ClusterConfig& config) {
-  COPSE_ASSIGN_OR_RETURN(auto client, MasterClient::Connect(config, std::chrono::seconds(5)));
+Result<ClusterStatus> FetchStatus(const ClusterConfig& config, net::ConnectRetry retry = {}) {
+  COPSE_ASSIGN_OR_RETURN(auto client,
+                         MasterClient::Connect(config, std::chrono::seconds(5), std::move(retry)));
   return client->GetClusterStatus();
 }
 
@@ -115,10 +118,7 @@ class Up {
   }
 
  private:
-  int Fail(const Status& s) {
-    std::cerr << "copse cluster up: " << s.ToString() << "\n";
-    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
-  }
+  int Fail(const Status& s) { return ReportFailure("cluster up", Status(s.code(), s.ToString())); }
 
   const ProcessRecord* Find(const std::string& role, const std::string& computer) const {
     for (const ProcessRecord& r : procs_)
@@ -312,14 +312,13 @@ int ClusterDown(const ClusterConfig& config) {
   return 0;
 }
 
-int ClusterStatusCommand(const ClusterConfig& config, bool json) {
-  auto st = FetchStatus(config);
-  if (!st.ok()) {
-    std::cerr << "copse cluster status: " << st.status().ToString() << "\n";
-    return 1;
-  }
+int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait) {
+  auto st = FetchStatus(config, MasterWait(config, master_wait));
+  if (!st.ok())
+    return ReportFailure("cluster status",
+                         Status(StatusCode::kUnavailable, st.status().ToString()));
   if (json) {
-    std::cout << StatusJson(config, *st).dump(2) << "\n";
+    std::cout << DumpJson(StatusJson(config, *st), 2) << "\n";
   } else {
     PrintTable(config, *st);
   }

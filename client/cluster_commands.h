@@ -16,6 +16,7 @@ struct UpOptions {
 
 int ClusterUp(const ClusterConfig& config, const UpOptions& options);
 int ClusterDown(const ClusterConfig& config);
-int ClusterStatusCommand(const ClusterConfig& config, bool json);
+// Waits up to `master_wait` for a master that does not answer.
+int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait);
 
 }  // namespace copse::client

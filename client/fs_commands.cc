@@ -7,6 +7,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "client/terminal.h"
+#include "common/json.h"
 #include "common/net/auth.h"
 #include "dfs/chunk_memory.h"
 #include "dfs/client.h"
@@ -15,8 +17,7 @@ namespace copse::client {
 namespace {
 
 int Fail(const std::string& what, const Status& s) {
-  std::cerr << "copse fs " << what << ": " << s.ToString() << "\n";
-  return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  return ReportFailure("fs " + what, Status(s.code(), s.ToString()));
 }
 
 // Where each partition of a `size`-byte file starts: at line boundaries for
@@ -82,7 +83,7 @@ void PrintCounters(const dfs::DfsClient& client) {
 // Streams every requested partition of `path` into `out`.
 int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& what,
            std::FILE* out) {
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail(what, client.status());
   auto st = (*client)->Stat(o.path);
   if (!st.ok()) return Fail(what, st.status());
@@ -112,11 +113,13 @@ int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& w
 }  // namespace
 
 Result<std::unique_ptr<dfs::DfsClient>> ConnectDfs(const ClusterConfig& config,
-                                                   const std::string& computer) {
+                                                   const std::string& computer,
+                                                   std::chrono::seconds master_wait) {
   COPSE_ASSIGN_OR_RETURN(std::string secret, net::LoadSecret(config.secret_file));
   dfs::TuneHeapForChunks();
   dfs::DfsClientOptions o;
   o.computer = computer;
+  o.connect_retry = MasterWait(config, master_wait);
   return dfs::DfsClient::Connect(config, secret, o);
 }
 
@@ -134,7 +137,7 @@ int FsPut(const ClusterConfig& config, const FsOptions& o) {
   if (ec) return Fail("put", IoError(fmt::format("'{}': {}", o.local, ec.message())));
   auto starts = SplitPoints(in, size, o.partitions, o.record_size, o.local);
   if (!starts.ok()) return Fail("put", starts.status());
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail("put", client.status());
   dfs::CreateOptions co;
   co.partitions = o.partitions;
@@ -198,7 +201,7 @@ int FsCat(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsList(const ClusterConfig& config, const FsOptions& o) {
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail("ls", client.status());
   auto entries = (*client)->List(o.path.empty() ? "/" : o.path);
   if (!entries.ok()) return Fail("ls", entries.status());
@@ -212,7 +215,7 @@ int FsList(const ClusterConfig& config, const FsOptions& o) {
                    {"replication", e.replication},
                    {"scratch_job", e.scratch_job}});
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << DumpJson(j, 2) << "\n";
     return 0;
   }
   for (const dfs::ListEntry& e : *entries) {
@@ -227,7 +230,7 @@ int FsList(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsStat(const ClusterConfig& config, const FsOptions& o) {
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail("stat", client.status());
   auto st = (*client)->Stat(o.path);
   if (!st.ok()) return Fail("stat", st.status());
@@ -252,7 +255,7 @@ int FsStat(const ClusterConfig& config, const FsOptions& o) {
                         {"scratch_job", st->scratch_job},
                         {"block_size", st->block_size},
                         {"partitions", parts}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << DumpJson(j, 2) << "\n";
     return 0;
   }
   std::cout << fmt::format("{}: {} bytes, {} partition(s), replication {}, placement {}{}\n",
@@ -275,7 +278,7 @@ int FsStat(const ClusterConfig& config, const FsOptions& o) {
 }
 
 int FsRemove(const ClusterConfig& config, const FsOptions& o) {
-  auto client = ConnectDfs(config, o.computer);
+  auto client = ConnectDfs(config, o.computer, o.master_wait);
   if (!client.ok()) return Fail("rm", client.status());
   Status s = (*client)->Delete(o.path);
   if (!s.ok()) return Fail("rm", s);

@@ -4,6 +4,7 @@
 // and --json documents go to stdout, errors to stderr.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,12 +28,14 @@ struct FsOptions {
   std::string computer;      // the computer this client runs on; empty: outside
   int partition = -1;        // cat: one partition only
   bool json = false;
-  bool stats = false;  // get/cat: print bytes read per locality level to stderr
+  bool stats = false;                    // get/cat: print bytes read per locality level to stderr
+  std::chrono::seconds master_wait{30};  // --master-wait
 };
 
 // A DFS client for this cluster, as the computer `computer` (empty: outside).
 Result<std::unique_ptr<dfs::DfsClient>> ConnectDfs(const ClusterConfig& config,
-                                                   const std::string& computer);
+                                                   const std::string& computer,
+                                                   std::chrono::seconds master_wait);
 
 int FsPut(const ClusterConfig& config, const FsOptions& o);
 int FsGet(const ClusterConfig& config, const FsOptions& o);

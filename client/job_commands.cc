@@ -13,6 +13,7 @@
 #include "apps/catalog.h"
 #include "client/fs_commands.h"
 #include "client/master_client.h"
+#include "client/terminal.h"
 #include "common/net/auth.h"
 #include "common/net/blocking_client.h"
 #include "common/net/message.h"
@@ -26,10 +27,7 @@ using Json = nlohmann::json;
 constexpr auto kTimeout = std::chrono::seconds(30);
 constexpr size_t kMaxSpecBytes = 1 << 20;
 
-int Fail(const std::string& what, const Status& s) {
-  std::cerr << "copse " << what << ": " << s.message() << "\n";
-  return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
-}
+int Fail(const std::string& what, const Status& s) { return ReportFailure(what, s); }
 
 std::string Bytes(int64_t n) {
   if (n < 10'000) return fmt::format("{} B", n);
@@ -38,7 +36,8 @@ std::string Bytes(int64_t n) {
   return fmt::format("{:.1f} GB", n / 1e9);
 }
 
-std::string Str(const Json& j) { return j.is_string() ? j.get<std::string>() : "-"; }
+// A text field of a document from the master, as a terminal may show it.
+std::string Str(const Json& j) { return j.is_string() ? Shown(j.get<std::string>()) : "-"; }
 
 void PrintStatus(const Json& d) {
   std::cout << fmt::format("job {} ({}): {}", d["id"].get<uint64_t>(), Str(d["name"]),
@@ -50,9 +49,7 @@ void PrintStatus(const Json& d) {
   std::cout << fmt::format("submitted {}  admitted {}  finished {}  elapsed {:.1f} s\n",
                            Str(d["submitted"]), Str(d["admitted"]), Str(d["finished"]),
                            d["elapsed_s"].get<double>());
-  if (!d["failure"].get<std::string>().empty()) {
-    std::cout << "failure: " << d["failure"].get<std::string>() << "\n";
-  }
+  if (!Str(d["failure"]).empty()) std::cout << "failure: " << Str(d["failure"]) << "\n";
   std::cout << fmt::format("vertices: {} of {} done\n", d["vertices"]["done"].get<int>(),
                            d["vertices"]["total"].get<int>());
   if (!d["stages"].empty()) {
@@ -115,7 +112,7 @@ int Wait(MasterClient& master, uint64_t job) {
         std::cerr << fmt::format("job {} succeeded in {:.1f} s\n", job, elapsed);
         return 0;
       }
-      std::string why = d["failure"];
+      std::string why = Str(d["failure"]);
       std::cerr << fmt::format("job {} {}: {}\n", job, state, why.empty() ? "(no reason)" : why);
       return 1;
     }
@@ -123,18 +120,19 @@ int Wait(MasterClient& master, uint64_t job) {
   }
 }
 
-Result<std::unique_ptr<MasterClient>> Master(const ClusterConfig& config) {
-  return MasterClient::Connect(config, kTimeout);
+Result<std::unique_ptr<MasterClient>> Master(const ClusterConfig& config,
+                                             std::chrono::seconds wait) {
+  return MasterClient::Connect(config, kTimeout, MasterWait(config, wait));
 }
 
-int SubmitAndMaybeWait(const ClusterConfig& config, const std::string& spec, bool wait,
+int SubmitAndMaybeWait(const ClusterConfig& config, const std::string& spec, const JobOptions& o,
                        const std::string& what) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail(what, master.status());
   Result<uint64_t> id = (*master)->SubmitJob(spec);
   if (!id.ok()) return Fail(what, id.status());
   std::cout << *id << std::endl;
-  if (!wait) return 0;
+  if (!o.wait) return 0;
   return Wait(**master, *id);
 }
 
@@ -154,7 +152,7 @@ Result<std::string> FetchLog(const std::string& secret, const Json& run, uint64_
       ch->Send(net::Protocol::kJob, net::PayloadKind::kMessage, net::EncodeMessage(msg), kTimeout));
   COPSE_ASSIGN_OR_RETURN(net::Frame f, ch->Receive(kTimeout));
   std::string out;
-  COPSE_RETURN_IF_ERROR(net::CatchDecodeErrors([&]() -> Status {
+  COPSE_RETURN_IF_ERROR(net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(f));
     auto root = reader->getRoot<proto::JobMessage>();
     if (root.which() == proto::JobMessage::ERROR) {
@@ -200,11 +198,11 @@ int JobSubmit(const ClusterConfig& config, const JobOptions& o) {
                                                           "for a job spec",
                                                           o.spec_file, spec.size())));
   }
-  return SubmitAndMaybeWait(config, spec, o.wait, "job submit");
+  return SubmitAndMaybeWait(config, spec, o, "job submit");
 }
 
 int JobStatus(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job status", master.status());
   Result<std::string> doc = (*master)->JobStatus(o.job);
   if (!doc.ok()) return Fail("job status", doc.status());
@@ -217,7 +215,7 @@ int JobStatus(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobList(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job list", master.status());
   Result<std::string> doc = (*master)->ListJobs();
   if (!doc.ok()) return Fail("job list", doc.status());
@@ -238,13 +236,13 @@ int JobList(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobWait(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job wait", master.status());
   return Wait(**master, o.job);
 }
 
 int JobKill(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job kill", master.status());
   auto k = (*master)->KillJob(o.job);
   if (!k.ok()) return Fail("job kill", k.status());
@@ -257,7 +255,7 @@ int JobKill(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobLogs(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job logs", master.status());
   Result<std::string> doc = (*master)->LogIndex(o.job);
   if (!doc.ok()) return Fail("job logs", doc.status());
@@ -269,17 +267,17 @@ int JobLogs(const ClusterConfig& config, const JobOptions& o) {
     std::string label = run["label"];
     if (!Matches(label, run["root"], o.vertex)) continue;
     ++shown;
-    std::cout << fmt::format(
-        "==> {} (task {} attempt {}) on {}: {}{} <==\n", label, run["task"].get<uint64_t>(),
-        run["attempt"].get<uint32_t>(), Str(run["computer"]), Str(run["state"]),
-        run["reason"].get<std::string>().empty() ? ""
-                                                 : " (" + run["reason"].get<std::string>() + ")");
+    std::string reason = Str(run["reason"]);
+    std::cout << fmt::format("==> {} (task {} attempt {}) on {}: {}{} <==\n", Shown(label),
+                             run["task"].get<uint64_t>(), run["attempt"].get<uint32_t>(),
+                             Str(run["computer"]), Str(run["state"]),
+                             reason.empty() ? "" : " (" + reason + ")");
     Result<std::string> log = FetchLog(*secret, run, o.job);
     if (log.ok()) {
-      std::cout << *log;
+      std::cout << ForStdout(*log);
       if (!log->empty() && log->back() != '\n') std::cout << "\n";
     } else {
-      std::cout << "(" << log.status().message() << ")\n";
+      std::cout << "(" << Shown(log.status().message()) << ")\n";
     }
   }
   if (shown == 0 && !o.vertex.empty()) {
@@ -289,7 +287,7 @@ int JobLogs(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobHistory(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config);
+  auto master = Master(config, o.master_wait);
   if (!master.ok()) return Fail("job history", master.status());
   Result<std::string> doc = (*master)->LogIndex(o.job);
   if (!doc.ok()) return Fail("job history", doc.status());
@@ -316,7 +314,7 @@ int Run(const ClusterConfig& config, const JobOptions& o) {
   r.name = o.name;
   // The builders size some stages by their inputs' partitions: ask the name
   // service (a missing input is reported here, before anything is submitted).
-  auto dfs = ConnectDfs(config, "");
+  auto dfs = ConnectDfs(config, "", o.master_wait);
   if (!dfs.ok()) return Fail("run", dfs.status());
   for (const std::string& input : r.inputs) {
     Result<dfs::FileStatus> st = (*dfs)->Stat(input);
@@ -325,7 +323,7 @@ int Run(const ClusterConfig& config, const JobOptions& o) {
   }
   Result<std::string> spec = apps::BuildJobSpec(o.app, r);
   if (!spec.ok()) return Fail("run", spec.status());
-  return SubmitAndMaybeWait(config, *spec, o.wait, "run " + o.app);
+  return SubmitAndMaybeWait(config, *spec, o, "run " + o.app);
 }
 
 }  // namespace copse::client

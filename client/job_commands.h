@@ -7,6 +7,7 @@
 // prints one JSON document on stdout and nothing else there.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct JobOptions {
   std::string output;
   int partitions = 0;
   std::string name;
+  std::chrono::seconds master_wait{30};  // --master-wait
 };
 
 int JobSubmit(const ClusterConfig& config, const JobOptions& o);

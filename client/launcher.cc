@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/json.h"
 #include "common/process.h"
 #include "common/subprocess.h"
 
@@ -67,7 +68,7 @@ Status WritePidFile(const std::filesystem::path& path, const std::vector<Process
   tmp += ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    out << DumpJson(j, 2) << "\n";
     if (!out) return IoError(fmt::format("cannot write {}", tmp.string()));
   }
   std::filesystem::rename(tmp, path, ec);

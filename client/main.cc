@@ -22,6 +22,7 @@
 #include "client/job_commands.h"
 #include "client/launcher.h"
 #include "client/netns.h"
+#include "client/terminal.h"
 #include "common/config.h"
 #include "common/exec_argv.h"
 #include "common/process.h"
@@ -43,14 +44,17 @@ int RunSibling(const std::string& name, const std::vector<std::string>& args,
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"copse: run and inspect a Copse rack cluster"};
   app.require_subcommand(1);
   std::optional<std::string> config_flag;
   app.add_option("--config", config_flag,
                  "cluster config (default: $COPSE_CONFIG, then cluster-configs/local.toml)");
+  int master_wait_s = 30;
+  app.add_option("--master-wait", master_wait_s,
+                 "seconds to wait for a master that does not answer (restarting) before giving "
+                 "up; 0: do not wait")
+      ->check(CLI::Range(0, 86'400));
 
   auto* cluster = app.add_subcommand("cluster", "start, stop and show a cluster");
   cluster->fallthrough();
@@ -226,6 +230,8 @@ int main(int argc, char** argv) {
     return RunSibling(suite, rest, config_flag);
   }
 
+  const std::chrono::seconds master_wait(master_wait_s);
+  fs_options.master_wait = job_options.master_wait = gen_options.master_wait = master_wait;
   std::filesystem::path path = copse::ResolveConfigPath(config_flag);
   auto config = copse::LoadClusterConfig(path);
   if (!config.ok()) {
@@ -246,7 +252,11 @@ int main(int argc, char** argv) {
     return copse::client::ClusterUp(*config, up_options);
   }
   if (down->parsed()) return copse::client::ClusterDown(*config);
-  if (status->parsed()) return copse::client::ClusterStatusCommand(*config, json);
+  if (status->parsed()) {
+    // Whether the cluster is up is answered at once, unless asked to wait.
+    return copse::client::ClusterStatusCommand(
+        *config, json, app.count("--master-wait") > 0 ? master_wait : std::chrono::seconds(0));
+  }
   if (fs_put->parsed()) return copse::client::FsPut(*config, fs_options);
   if (fs_get->parsed()) return copse::client::FsGet(*config, fs_options);
   if (fs_cat->parsed()) return copse::client::FsCat(*config, fs_options);
@@ -263,4 +273,17 @@ int main(int argc, char** argv) {
   if (run->parsed()) return copse::client::Run(*config, job_options);
   if (gen->parsed()) return copse::client::Gen(*config, gen_options);
   return 2;
+}
+
+}  // namespace
+
+// A document the tool did not expect (a master of another version, a
+// field missing) ends the command with a message, not a crash.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "copse: unexpected error: " << copse::client::Shown(e.what()) << "\n";
+    return 1;
+  }
 }

@@ -21,11 +21,14 @@ int ClusterStatus::LiveCount() const {
   return n;
 }
 
-Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig& config,
-                                                            std::chrono::milliseconds timeout) {
+namespace {
+
+Result<std::unique_ptr<net::BlockingChannel>> ConnectToMaster(const ClusterConfig& config,
+                                                              std::chrono::milliseconds timeout,
+                                                              const net::ConnectRetry& retry) {
   COPSE_ASSIGN_OR_RETURN(std::string secret, net::LoadSecret(config.secret_file));
   auto channel = net::BlockingChannel::Connect(config.master.host, config.master.port, secret,
-                                               "copse client", timeout);
+                                               "copse client", timeout, retry);
   if (!channel.ok()) {
     Status s = channel.status();
     // Refused, or accepted and then dropped before the handshake ended (a
@@ -41,17 +44,47 @@ Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig&
     }
     return s;
   }
-  return std::unique_ptr<MasterClient>(new MasterClient(std::move(*channel), timeout));
+  return channel;
+}
+
+bool ConnectionLost(const Status& s) {
+  return s.code() == StatusCode::kDisconnected || s.code() == StatusCode::kUnavailable;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig& config,
+                                                            std::chrono::milliseconds timeout,
+                                                            net::ConnectRetry retry) {
+  COPSE_ASSIGN_OR_RETURN(auto channel, ConnectToMaster(config, timeout, retry));
+  return std::unique_ptr<MasterClient>(
+      new MasterClient(config, std::move(channel), timeout, std::move(retry)));
+}
+
+Result<net::Frame> MasterClient::Call(net::Protocol protocol, const std::vector<uint8_t>& request) {
+  const auto deadline = std::chrono::steady_clock::now() + retry_.wait;
+  while (true) {
+    Status sent = channel_->Send(protocol, net::PayloadKind::kMessage, request, timeout_);
+    Result<net::Frame> reply = sent.ok() ? channel_->Receive(timeout_) : Result<net::Frame>(sent);
+    if (reply.ok() || !ConnectionLost(reply.status()) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return reply;
+    }
+    // The master went away in the middle of the request: ask again on a
+    // new connection, waiting for it as long as there is time left.
+    net::ConnectRetry again = retry_;
+    again.wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    COPSE_ASSIGN_OR_RETURN(channel_, ConnectToMaster(config_, timeout_, again));
+  }
 }
 
 Result<ClusterStatus> MasterClient::GetClusterStatus() {
   capnp::MallocMessageBuilder req;
   req.initRoot<proto::ClusterMessage>().initStatusRequest();
-  COPSE_RETURN_IF_ERROR(channel_->Send(net::Protocol::kCluster, net::PayloadKind::kMessage,
-                                       net::EncodeMessage(req), timeout_));
-  COPSE_ASSIGN_OR_RETURN(net::Frame frame, channel_->Receive(timeout_));
+  COPSE_ASSIGN_OR_RETURN(net::Frame frame, Call(net::Protocol::kCluster, net::EncodeMessage(req)));
   ClusterStatus out;
-  copse::Status s = net::CatchDecodeErrors([&]() -> copse::Status {
+  copse::Status s = net::GuardRequest([&]() -> copse::Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::ClusterMessage>();
     if (root.which() != proto::ClusterMessage::STATUS) {
@@ -73,9 +106,7 @@ Result<ClusterStatus> MasterClient::GetClusterStatus() {
 }
 
 Result<std::vector<uint8_t>> MasterClient::JobCall(std::vector<uint8_t> request) {
-  COPSE_RETURN_IF_ERROR(channel_->Send(net::Protocol::kJob, net::PayloadKind::kMessage,
-                                       std::move(request), timeout_));
-  COPSE_ASSIGN_OR_RETURN(net::Frame frame, channel_->Receive(timeout_));
+  COPSE_ASSIGN_OR_RETURN(net::Frame frame, Call(net::Protocol::kJob, request));
   if (frame.protocol != net::Protocol::kJob) {
     return Corruption("the master answered a job request with something else");
   }
@@ -88,7 +119,7 @@ namespace {
 template <typename Fn>
 Status OnJobReply(const std::vector<uint8_t>& payload, Fn&& fn) {
   net::Frame f{net::Protocol::kJob, net::PayloadKind::kMessage, payload};
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(f));
     auto root = reader->getRoot<proto::JobMessage>();
     if (root.which() == proto::JobMessage::ERROR) {
@@ -123,8 +154,13 @@ Result<std::string> Document(const std::vector<uint8_t>& payload) {
 }  // namespace
 
 Result<uint64_t> MasterClient::SubmitJob(const std::string& spec) {
-  COPSE_ASSIGN_OR_RETURN(auto reply,
-                         JobCall(Request([&](auto m) { m.initSubmit().setSpec(spec); })));
+  // Sent again after a dropped connection, the same id makes it one job.
+  std::string request_id = net::RandomHex(16);
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) {
+                           auto sub = m.initSubmit();
+                           sub.setSpec(spec);
+                           sub.setRequestId(request_id);
+                         })));
   uint64_t id = 0;
   COPSE_RETURN_IF_ERROR(OnJobReply(reply, [&](proto::JobMessage::Reader r) -> Status {
     if (r.which() != proto::JobMessage::SUBMIT_REPLY) return Corruption("unexpected reply");

@@ -3,6 +3,12 @@
 // protocol). Errors name the master's address and say whether the cluster
 // looks down or the secret is wrong; a request the master refuses comes back
 // as its status (kInvalidArgument for a bad spec, kNotFound, ...).
+//
+// A master that is not there (restarting) is waited for as the ConnectRetry
+// says: when connecting, and when a connection drops in the middle of a
+// request, which is then sent again on a new connection. Every request is
+// safe to send twice: a submission carries a request id, and the master
+// answers a second submission with the same id with the job the first made.
 // Thread-safety: one thread at a time.
 #pragma once
 
@@ -40,8 +46,10 @@ struct ClusterStatus {
 class MasterClient {
  public:
   // Connects using the config's master address and secret file.
+  // REQUIRES: config outlives the client.
   static Result<std::unique_ptr<MasterClient>> Connect(const ClusterConfig& config,
-                                                       std::chrono::milliseconds timeout);
+                                                       std::chrono::milliseconds timeout,
+                                                       net::ConnectRetry retry = {});
 
   Result<ClusterStatus> GetClusterStatus();
 
@@ -63,14 +71,23 @@ class MasterClient {
   Result<std::string> EngineStats(bool reset);
 
  private:
-  MasterClient(std::unique_ptr<net::BlockingChannel> channel, std::chrono::milliseconds timeout)
-      : channel_(std::move(channel)), timeout_(timeout) {}
+  MasterClient(const ClusterConfig& config, std::unique_ptr<net::BlockingChannel> channel,
+               std::chrono::milliseconds timeout, net::ConnectRetry retry)
+      : config_(config),
+        channel_(std::move(channel)),
+        timeout_(timeout),
+        retry_(std::move(retry)) {}
 
+  // Sends a request of `protocol` and returns the reply's frame; a dropped
+  // connection is made again (as retry_ says) and the request sent again.
+  Result<net::Frame> Call(net::Protocol protocol, const std::vector<uint8_t>& request);
   // Sends a job request; the reply, or the status of a JobError.
   Result<std::vector<uint8_t>> JobCall(std::vector<uint8_t> request);
 
+  const ClusterConfig& config_;
   std::unique_ptr<net::BlockingChannel> channel_;
   std::chrono::milliseconds timeout_;
+  net::ConnectRetry retry_;
 };
 
 }  // namespace copse::client

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/subprocess.h"
 
 namespace copse::client {
@@ -139,7 +140,7 @@ nlohmann::json StateJson(const NetnsState& s) {
 }
 
 Status WriteState(const ClusterConfig& config, const NetnsState& s) {
-  return WriteFileAtomically(NetnsStatePath(config), StateJson(s).dump(2) + "\n");
+  return WriteFileAtomically(NetnsStatePath(config), DumpJson(StateJson(s), 2) + "\n");
 }
 
 std::string Address(int rack_index, int index_in_rack) {
@@ -467,8 +468,8 @@ Result<int> NetnsCluster::Spawn(const std::string& computer, const std::filesyst
   auto p = Subprocess::Spawn(io, std::move(o));
   ::close(ns_fd);
   if (!p.ok()) {
-    return Status(p.status().code(), fmt::format("{} (in network namespace {})",
-                                                 p.status().message(), ns));
+    return Status(p.status().code(),
+                  fmt::format("{} (in network namespace {})", p.status().message(), ns));
   }
   (*p)->Detach();
   return (*p)->pid();

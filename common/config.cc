@@ -95,6 +95,22 @@ class TableReader {
     return n->as_array();
   }
 
+  // A list of strings; absent: empty.
+  std::vector<std::string> StringList(std::string_view key) {
+    std::vector<std::string> out;
+    const toml::array* a = Array(key);
+    if (a == nullptr) return out;
+    for (const toml::node& n : *a) {
+      auto v = n.value<std::string>();
+      if (!v) {
+        Fail(&n, key, "a list of strings");
+        return {};
+      }
+      out.push_back(*v);
+    }
+    return out;
+  }
+
   // Fails on keys not read through this reader.
   void Finish() {
     for (const auto& [k, v] : table_) {
@@ -205,6 +221,8 @@ class ConfigParser {
     cfg_.block_size_bytes = r.Int("block_size_mb", 64, 1, 4096) << 20;
     cfg_.max_running_jobs = static_cast<int>(r.Int("max_running_jobs", 10, 1, 100000));
     cfg_.log_level = r.String("log_level", "info");
+    cfg_.log_max_bytes = static_cast<uint64_t>(r.Int("log_max_mb", 64, 1, 1 << 20)) << 20;
+    cfg_.log_files = static_cast<int>(r.Int("log_files", 5, 1, 1000));
     if (r.error().ok() && std::find(std::begin(kLogLevels), std::end(kLogLevels), cfg_.log_level) ==
                               std::end(kLogLevels)) {
       r.Fail(t.get("log_level"), "log_level",
@@ -248,9 +266,10 @@ class ConfigParser {
         std::chrono::milliseconds(r.Int("rereplication_delay_ms", 10'000, 0, 86'400'000));
     cfg_.dfs.uncommitted_grace =
         std::chrono::milliseconds(r.Int("uncommitted_grace_ms", 600'000, 1'000, 604'800'000));
-    cfg_.dfs.reserve_bytes = static_cast<uint64_t>(r.Int("reserve_mb", 0, 0, int64_t{1} << 40))
+    cfg_.dfs.reserve_bytes = static_cast<uint64_t>(r.Int("reserve_mb", 100, 0, int64_t{1} << 40))
                              << 20;
     cfg_.dfs.sync_on_close = r.Bool("sync_on_close", true);
+    cfg_.dfs.safe_mode = std::chrono::milliseconds(r.Int("safe_mode_ms", 10'000, 0, 3'600'000));
     r.Finish();
     return r.error();
   }
@@ -260,6 +279,11 @@ class ConfigParser {
     cfg_.jobs.max_queued = static_cast<int>(r.Int("max_queued", 1000, 0, 1'000'000));
     cfg_.jobs.retention = std::chrono::seconds(r.Int("retention_s", 86'400, 0, 31'536'000));
     cfg_.jobs.max_vertices = static_cast<int>(r.Int("max_vertices", 100'000, 1, 10'000'000));
+    cfg_.jobs.max_finished = static_cast<int>(r.Int("max_finished", 10'000, 0, 10'000'000));
+    cfg_.jobs.max_finished_bytes =
+        static_cast<uint64_t>(r.Int("max_finished_mb", 256, 1, int64_t{1} << 20)) << 20;
+    cfg_.jobs.root_timeout = std::chrono::seconds(r.Int("root_timeout_s", 60, 1, 86'400));
+    cfg_.jobs.max_root_restarts = static_cast<int>(r.Int("max_root_restarts", 5, 0, 1000));
     r.Finish();
     return r.error();
   }
@@ -291,6 +315,7 @@ class ConfigParser {
     std::string token = r.String("token_file", "");
     h.token_file = token.empty() ? std::filesystem::path() : Anchor(base_, token);
     h.threads = static_cast<int>(r.Int("threads", 8, 1, 64));
+    h.allowed_hosts = r.StringList("allowed_hosts");
     if (r.error().ok() && h.enabled && !h.loopback() && h.token_file.empty()) {
       r.Fail(t->get("host"), "host",
              "127.0.0.1 (or another loopback address) unless token_file names the token "

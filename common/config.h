@@ -57,8 +57,15 @@ struct DfsConfig {
   // this long is dropped with its blocks.
   Duration uncommitted_grace{600'000'000};
   // Disk space each worker keeps free: a block write that could cross it
-  // fails with "disk full".
-  uint64_t reserve_bytes = 0;
+  // fails with "disk full". The master keeps as much free under its data
+  // dir for its own metadata: below it, it refuses new jobs and new files
+  // ("no space on the master"), and still records what running work does.
+  uint64_t reserve_bytes = 100u << 20;
+  // How long a master that has just started waits for every computer's
+  // worker to register before it places replicas (HDFS's safe mode): files
+  // created and blocks allocated meanwhile wait rather than fail, or land
+  // on the few computers that came first.
+  Duration safe_mode{10'000'000};
   // Whether a worker flushes and syncs a block to disk when it is committed.
   // false (like HDFS): a committed block survives a killed worker process
   // (RocksDB's unsynced write-ahead log), replication covers power loss.
@@ -88,6 +95,15 @@ struct JobsConfig {
   int max_queued = 1000;               // jobs waiting for admission; more are refused
   Duration retention{86'400'000'000};  // finished jobs stay in the job table this long
   int max_vertices = 100'000;          // per job
+  // Finished jobs the table keeps, by count and by the bytes of their
+  // records; beyond either the oldest are forgotten first.
+  int max_finished = 10'000;
+  uint64_t max_finished_bytes = 256u << 20;
+  // A running job's root that the master has not heard from this long (it
+  // hangs, or cannot reach the master) is killed and its job restarts.
+  Duration root_timeout{60'000'000};
+  // A job whose root was lost this many times fails instead of restarting.
+  int max_root_restarts = 5;
 };
 
 // [worker]: limits every task a worker runs (docs/jobs.md).
@@ -116,6 +132,11 @@ struct HttpConfig {
   // Threads answering requests; each open connection holds one while it is
   // kept alive (a browser opens up to 6).
   int threads = 8;
+  // Names besides `host` (and, on loopback, localhost and 127.0.0.1) that a
+  // request's Host header may give: the names this API is reached by. A
+  // request naming any other is refused, so a web page cannot reach a
+  // loopback API through a DNS name it rebinds to 127.0.0.1.
+  std::vector<std::string> allowed_hosts;
   // Whether host is a loopback address (127.0.0.0/8, ::1, localhost).
   bool loopback() const;
 };
@@ -130,6 +151,9 @@ struct ClusterConfig {
   int64_t block_size_bytes = 64ll << 20;
   int max_running_jobs = 10;  // admission limit K
   std::string log_level = "info";
+  // A daemon's log rotates at this size; this many rotated files are kept.
+  uint64_t log_max_bytes = 64u << 20;
+  int log_files = 5;
   Duration heartbeat_interval{500'000};
   Duration worker_timeout{5'000'000};
   MasterConfig master;

@@ -157,7 +157,7 @@ TEST(ConfigTest, DfsTableIsChecked) {
   auto defaults = ParseClusterConfig(without, "/etc/copse/t.toml");
   ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
   EXPECT_EQ(defaults->dfs.rereplication_delay, std::chrono::seconds(10));
-  EXPECT_EQ(defaults->dfs.reserve_bytes, 0u);
+  EXPECT_EQ(defaults->dfs.reserve_bytes, 100u << 20);
   EXPECT_TRUE(defaults->dfs.sync_on_close);
 }
 

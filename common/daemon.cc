@@ -7,6 +7,7 @@
 
 #include "common/log.h"
 #include "common/net/auth.h"
+#include "common/net/guard.h"
 
 namespace copse {
 
@@ -24,6 +25,8 @@ Status InitDaemonLogging(const std::string& process, const std::filesystem::path
   log.process = process;
   log.file = log_file;
   log.level = level_flag.empty() ? config.log_level : level_flag;
+  log.max_file_bytes = config.log_max_bytes;
+  log.max_files = config.log_files;
   return InitLogging(log);
 }
 
@@ -37,7 +40,10 @@ void RunUntilSignalled(asio::io_context& io, const std::function<void()>& on_sto
     io.stop();
   });
   std::signal(SIGPIPE, SIG_IGN);
-  io.run();
+  // Request handlers turn their own faults into failed requests
+  // (common/net/guard.h); anything that reaches here is a fault in the
+  // daemon's own state (a timer's work), which stops the process loudly.
+  net::GuardState("running the event loop", [&] { io.run(); });
   if (stopping) {
     // Close servers and clients, then let pending handlers (connections being
     // closed) finish; whatever is still pending after 5 s is abandoned.

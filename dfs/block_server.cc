@@ -114,7 +114,7 @@ void BlockServer::OnFrame(net::Connection& conn, net::Frame frame) {
 }
 
 Status BlockServer::HandleMessage(net::Connection& conn, Transfer& t, const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::DfsMessage>();
     switch (root.which()) {
@@ -275,7 +275,7 @@ void BlockServer::OnDownFrame(uint64_t conn_id, uint64_t serial, net::Frame fram
     DownFailed(*t, InvalidArgument("raw bytes from the next replica"));
     return;
   }
-  Status s = net::CatchDecodeErrors([&]() -> Status {
+  Status s = net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::DfsMessage>();
     switch (root.which()) {
@@ -479,7 +479,7 @@ void BlockServer::OnCopyFrame(uint64_t serial, net::Frame frame) {
       }
     }
   } else {
-    s = net::CatchDecodeErrors([&]() -> Status {
+    s = net::GuardRequest([&]() -> Status {
       COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
       auto root = reader->getRoot<proto::DfsMessage>();
       if (root.which() == proto::DfsMessage::ERROR) return StatusFromError(root.getError());

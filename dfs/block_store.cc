@@ -6,7 +6,6 @@
 #include <rocksdb/options.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -14,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 #include <unordered_set>
+
+#include "common/disk.h"
 
 namespace copse::dfs {
 namespace {
@@ -99,13 +100,6 @@ bool ParseFileName(const std::string& name, BlockId* id) {
   return true;
 }
 
-Result<uint64_t> StatvfsFree(const std::filesystem::path& dir) {
-  struct statvfs st {};
-  if (::statvfs(dir.c_str(), &st) != 0)
-    return IoError(fmt::format("cannot check free space under {}", dir.string()));
-  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
-}
-
 // pwritev/preadv until every byte of `iov` is done; the bytes done, or -1
 // with errno set. A read stops short at the end of the file.
 template <typename Fn>
@@ -156,7 +150,7 @@ struct BlockStore::File {
 
 BlockStore::BlockStore(const BlockStoreOptions& options)
     : options_(options), dir_(options.dir), blocks_dir_(options.dir / "blocks") {
-  if (!options_.free_space) options_.free_space = StatvfsFree;
+  if (!options_.free_space) options_.free_space = FreeDiskBytes;
 }
 
 BlockStore::~BlockStore() {
@@ -171,9 +165,14 @@ std::string BlockStore::Where() const {
              : fmt::format("computer {} ({})", options_.computer, dir_.string());
 }
 
+void BlockStore::ResumeAfterFailure() const {
+  if (write_failed_.exchange(false)) (void)db_->Resume();
+}
+
 Status BlockStore::Convert(const std::string& op, const void* status) const {
   const auto& s = *static_cast<const rocksdb::Status*>(status);
   if (s.ok()) return Status::Ok();
+  if (!s.IsNotFound()) write_failed_.store(true);
   if (s.IsNoSpace()) return ResourceExhausted(fmt::format("disk full on {}: {}", Where(), op));
   if (s.IsCorruption()) return Corruption(fmt::format("{} on {}: {}", op, Where(), s.ToString()));
   if (s.IsNotFound()) return NotFound(fmt::format("{} on {}: not found", op, Where()));
@@ -268,6 +267,7 @@ Status BlockStore::Recover() {
   if (drop.Count() > 0) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
+    ResumeAfterFailure();
     s = db_->Write(wo, &drop);
     if (!s.ok()) return Convert("dropping lost blocks", &s);
   }
@@ -454,6 +454,7 @@ Status BlockStore::CommitBlock(BlockId id, uint64_t size, uint32_t chunks) {
     rocksdb::WriteOptions wo;
     wo.sync = sync;
     Meta m{no_sync ? kStateCommittedNoSync : kStateCommitted, size, chunks};
+    ResumeAfterFailure();
     rocksdb::Status r = db_->Put(wo, MetaKey(id), EncodeMeta(m));
     s = Convert(fmt::format("committing block {}", id), &r);
   }
@@ -536,6 +537,7 @@ Status BlockStore::DeleteBlock(BlockId id) {
   if (writing_.count(id)) return Status::Ok();  // nothing committed yet
   // The record first: a crash between the two leaves a file that Open
   // removes, never a record without its file.
+  ResumeAfterFailure();
   rocksdb::Status s = db_->Delete(rocksdb::WriteOptions(), MetaKey(id));
   if (!s.ok()) return Convert(fmt::format("deleting block {}", id), &s);
   RemoveFile(id);

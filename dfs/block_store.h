@@ -60,6 +60,7 @@
 // thread at a time.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -198,6 +199,10 @@ class BlockStore {
   // block's file; `what` names the operation and the block.
   Status FileError(const std::string& what, BlockId id, int err) const;
   Status Convert(const std::string& op, const void* rocks_status) const;
+  // A failed write (a full disk) stops RocksDB writing until it is told to
+  // resume: every write is preceded by this, so the store works again once
+  // space is freed.
+  void ResumeAfterFailure() const;
 
   BlockStoreOptions options_;
   std::filesystem::path dir_;
@@ -207,6 +212,7 @@ class BlockStore {
   mutable std::mutex mu_;               // also orders a block's file creation and removal
   std::map<BlockId, Writing> writing_;  // GUARDED_BY(mu_)
   std::vector<BlockId> orphans_;        // GUARDED_BY(mu_): files left to remove
+  mutable std::atomic<bool> write_failed_{false};
 };
 
 }  // namespace copse::dfs

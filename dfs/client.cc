@@ -52,7 +52,7 @@ Result<std::unique_ptr<DfsClient>> DfsClient::Connect(const ClusterConfig& confi
   std::string name = options.computer.empty() ? "dfs client" : "dfs client on " + options.computer;
   COPSE_ASSIGN_OR_RETURN(
       auto ch, net::BlockingChannel::Connect(config.master.host, config.master.port, secret, name,
-                                             options.timeout));
+                                             options.timeout, options.connect_retry));
   return std::unique_ptr<DfsClient>(new DfsClient(config, secret, options, std::move(ch)));
 }
 

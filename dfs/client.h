@@ -73,6 +73,9 @@ struct DfsClientOptions {
   // create and block allocation (writer identity).
   uint64_t task_id = 0;
   uint32_t attempt = 0;
+  // How long Connect waits for a master that does not answer (the `copse`
+  // tool's --master-wait); by default it tries once.
+  net::ConnectRetry connect_retry;
 };
 
 class DfsClient {

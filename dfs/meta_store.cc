@@ -5,6 +5,8 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
+
 namespace copse::dfs {
 namespace {
 
@@ -22,8 +24,16 @@ class RocksMetaStore final : public MetaStore {
     }
     rocksdb::WriteOptions wo;
     wo.sync = sync;
+    // A failed write (a full disk) stops RocksDB writing until it is told to
+    // resume; it is, before the next write, which then succeeds once there
+    // is space again.
+    if (failed_.load()) (void)db_->Resume();
     rocksdb::Status s = db_->Write(wo, &batch);
-    if (s.IsNoSpace()) return ResourceExhausted(fmt::format("disk full under {}", dir_.string()));
+    failed_.store(!s.ok());
+    if (s.IsNoSpace()) {
+      return ResourceExhausted(
+          fmt::format("no space on the master: disk full under {}", dir_.string()));
+    }
     if (!s.ok()) return IoError(fmt::format("writing {}: {}", dir_.string(), s.ToString()));
     return Status::Ok();
   }
@@ -42,6 +52,7 @@ class RocksMetaStore final : public MetaStore {
  private:
   std::unique_ptr<rocksdb::DB> db_;
   std::filesystem::path dir_;
+  std::atomic<bool> failed_{false};
 };
 
 }  // namespace

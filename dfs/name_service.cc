@@ -50,6 +50,10 @@ Endpoint NameService::EndpointOf(const std::string& computer) const {
   return {c->name, c->rack, c->host, c->data_port};
 }
 
+bool NameService::Starting(Timestamp now) const {
+  return !all_registered_ && now - started_ < config_.dfs.safe_mode;
+}
+
 bool NameService::Counted(const std::string& computer, Timestamp now) const {
   if (live_.count(computer)) return true;
   auto it = down_since_.find(computer);
@@ -263,6 +267,7 @@ void NameService::OnComputerUp(const std::string& computer, Timestamp /*now*/) {
   live_.insert(computer);
   reported_.erase(computer);  // its replicas count once it reports them
   down_since_.erase(computer);
+  if (live_.size() == config_.computers.size()) all_registered_ = true;
 }
 
 void NameService::OnComputerDown(const std::string& computer, Timestamp now) {

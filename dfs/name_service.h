@@ -109,6 +109,10 @@ class NameService {
                                                                    size_t* total) const {
     return ns_.UnderReplicated([&](const std::string& c) { return IsLive(c); }, limit, total);
   }
+  // Whether the master has just started and not every computer's worker
+  // has registered yet, for at most [dfs] safe_mode: replicas are not placed
+  // meanwhile (the DFS service holds such requests).
+  bool Starting(Timestamp now) const;
   // Whether the name service counts `computer` as live.
   bool IsLive(const std::string& computer) const { return live_.count(computer) != 0; }
   size_t copies_in_flight() const;
@@ -135,6 +139,7 @@ class NameService {
   NameServiceOptions options_;
   std::mt19937_64 rng_;
   Timestamp started_{0};
+  bool all_registered_ = false;     // every computer has been live since the start
   std::set<std::string> live_;      // registered and live
   std::set<std::string> reported_;  // live and its block report arrived since
   std::map<std::string, Timestamp> down_since_;

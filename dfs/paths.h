@@ -16,7 +16,7 @@ std::string ScratchPath(const std::string& job, const std::string& name);
 // Checks a job name as the DFS keys scratch files and job outputs by it: 1 to
 // 128 letters, digits, '-', '_' or '.'.
 Status ValidateJobName(const std::string& job);
-// Checks a DFS path: absolute, components of printable characters other than
+// Checks a DFS path: absolute, valid UTF-8, components of printable characters other than
 // '/', no '.' or '..' components, no trailing '/', at most 1024 bytes.
 Status ValidatePath(const std::string& path);
 

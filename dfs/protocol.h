@@ -37,7 +37,7 @@ FileStatus ReadFileStatus(proto::FileInfo::Reader r);
 template <typename Fn>
 Status OnDfsReply(const std::vector<uint8_t>& payload, Fn&& fn) {
   net::Frame f{net::Protocol::kDfs, net::PayloadKind::kMessage, payload};
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(f));
     auto root = reader->getRoot<proto::DfsMessage>();
     if (root.which() == proto::DfsMessage::ERROR) return StatusFromError(root.getError());

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/json.h"
 #include "common/tasks.h"
 #include "master/cluster_manager.h"
 #include "master/dfs_service.h"
@@ -27,7 +28,7 @@ constexpr int kMaxPage = 1000;
 
 HttpResponse Ok(const Json& doc) {
   HttpResponse r;
-  r.body = doc.dump();
+  r.body = DumpJson(doc);
   return r;
 }
 
@@ -308,6 +309,7 @@ Status Api::Start() {
   o.port = config_.http.port;
   o.threads = config_.http.threads;
   o.token = options_.token;
+  o.allowed_hosts = config_.http.allowed_hosts;
   server_ = std::make_unique<HttpServer>(o);
   Refresh();
   Routes();
@@ -343,8 +345,23 @@ Json Api::BuildCluster() {
   Timestamp now = clock_.Now();
   if (holdings_.empty() || now - holdings_at_ >= options_.holdings_refresh) {
     holdings_ = Json::object();
-    for (const auto& [computer, h] : dfs_.names().ns().Holdings()) {
+    const dfs::NameService& names = dfs_.names();
+    for (const auto& [computer, h] : names.ns().Holdings()) {
       holdings_[computer] = {{"blocks", h.blocks}, {"bytes", h.bytes}};
+    }
+    size_t total = 0;
+    Json under = Json::array();
+    for (const auto& u : names.UnderReplicatedList(100, &total)) {
+      under.push_back({{"block", u.block},
+                       {"path", u.path},
+                       {"partition", u.partition},
+                       {"replication", u.replication},
+                       {"live_replicas", u.live}});
+    }
+    auto doc = std::make_shared<const Json>(Json{{"total", total}, {"blocks", under}});
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      under_replicated_ = std::move(doc);
     }
     holdings_at_ = now;
   }
@@ -389,7 +406,6 @@ void Api::Refresh() {
   std::shared_ptr<const ApiSnapshot> previous = snapshot();
   snap->taken_ms = wall_.Now().count() / 1000;
   snap->cluster = BuildCluster();
-  auto tasks = scheduling_.TasksByJob();
   Json list = Json::array();
   for (const auto& [id, j] : jobs_.jobs()) {
     std::shared_ptr<const JobView> old;
@@ -398,22 +414,22 @@ void Api::Refresh() {
       if (it != previous->job.end()) old = it->second;
     }
     bool live = j.state == JobState::kQueued || j.state == JobState::kRunning;
-    if (old && !old->live && !live && old->version == j.version) {
+    uint64_t tasks_version = scheduling_.TasksVersion(id);
+    if (old && old->version == j.version && old->tasks_version == tasks_version && !live) {
       snap->job[id] = old;
     } else {
       auto v = std::make_shared<JobView>();
+      v->id = id;
       v->version = j.version;
+      v->tasks_version = tasks_version;
       v->live = live;
-      v->status = jobs_.Document(j);
-      std::map<std::string, int> stage_of;
-      for (size_t s = 0; s < j.stages.size(); ++s) {
-        stage_of[j.stages[s].name] = static_cast<int>(s);
-        v->stage_names.push_back(j.stages[s].name);
+      if (old && old->version == j.version) {
+        // Unchanged but for the clock: the document's elapsed time moves.
+        v->status = old->status;
+        v->status["elapsed_s"] = static_cast<double>(snap->taken_ms - j.submitted_ms) / 1000.0;
+      } else {
+        v->status = jobs_.Document(j);
       }
-      auto t = tasks.find(id);
-      v->vertices = VertexRows(j, t == tasks.end() ? nullptr : &t->second, stage_of);
-      v->dag = DagJson(j, v->vertices);
-      v->timeline = TimelineJson(j);
       snap->job[id] = std::move(v);
     }
     const Json& d = snap->job[id]->status;
@@ -588,14 +604,16 @@ HttpResponse Api::Vertices(const HttpRequest& r) {
   if (!p.ok()) return p.error();
   HttpResponse error;
   auto snap = snapshot();
-  auto job = FindJob(*snap, r, &error);
+  auto view = FindJob(*snap, r, &error);
+  if (!view) return error;
+  auto job = Detail(*view, &error);
   if (!job) return error;
   int stage = -1;
   if (std::string name = p.String("stage"); !name.empty()) {
     auto it = std::find(job->stage_names.begin(), job->stage_names.end(), name);
     if (it == job->stage_names.end()) {
-      return JsonError(400, fmt::format("query parameter 'stage': job {} has no stage '{}'",
-                                        job->status["id"].get<uint64_t>(), name));
+      return JsonError(
+          400, fmt::format("query parameter 'stage': job {} has no stage '{}'", view->id, name));
     }
     stage = static_cast<int>(it - job->stage_names.begin());
   }
@@ -617,7 +635,7 @@ HttpResponse Api::Vertices(const HttpRequest& r) {
   }
   Json page = Json::array();
   for (size_t i = begin; i < end; ++i) page.push_back(VertexJson(*rows[i], job->stage_names));
-  return Ok({{"job", job->status["id"]},
+  return Ok({{"job", view->id},
              {"total", rows.size()},
              {"offset", offset},
              {"limit", limit},
@@ -629,16 +647,67 @@ HttpResponse Api::Vertices(const HttpRequest& r) {
 HttpResponse Api::Dag(const HttpRequest& r) {
   int64_t taken = 0;
   HttpResponse error;
-  auto job = PlainJob(r, &taken, &error);
+  auto view = PlainJob(r, &taken, &error);
+  if (!view) return error;
+  auto job = Detail(*view, &error);
   return job ? Ok(job->dag) : error;
 }
 
 HttpResponse Api::Timeline(const HttpRequest& r) {
   int64_t taken = 0;
   HttpResponse error;
-  auto job = PlainJob(r, &taken, &error);
+  auto view = PlainJob(r, &taken, &error);
+  if (!view) return error;
+  auto job = Detail(*view, &error);
   if (!job) return error;
-  return Ok({{"job", job->status["id"]}, {"runs", job->timeline}, {"snapshot_ms", taken}});
+  return Ok({{"job", view->id}, {"runs", job->timeline}, {"snapshot_ms", taken}});
+}
+
+std::shared_ptr<const JobDetail> Api::Detail(const JobView& view, HttpResponse* error) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = details_.find(view.id);
+    if (it != details_.end() && it->second.detail->version == view.version &&
+        it->second.detail->tasks_version == view.tasks_version) {
+      it->second.used = ++detail_uses_;
+      return it->second.detail;
+    }
+  }
+  // The loop may run this after the wait gave up: it owns what it touches.
+  const uint64_t id = view.id;
+  auto built = std::make_shared<std::shared_ptr<const JobDetail>>();
+  HttpResponse answer = OnLoop([this, id, built] {
+    auto it = jobs_.jobs().find(id);
+    if (it == jobs_.jobs().end()) {
+      return JsonError(404, fmt::format("no job {} (it was forgotten a moment ago)", id));
+    }
+    const JobService::Job& j = it->second;
+    auto d = std::make_shared<JobDetail>();
+    d->version = j.version;
+    d->tasks_version = scheduling_.TasksVersion(id);
+    std::map<std::string, int> stage_of;
+    for (size_t s = 0; s < j.stages.size(); ++s) {
+      stage_of[j.stages[s].name] = static_cast<int>(s);
+      d->stage_names.push_back(j.stages[s].name);
+    }
+    std::vector<SchedulingService::TaskSummary> tasks = scheduling_.TasksOf(id);
+    d->vertices = VertexRows(j, &tasks, stage_of);
+    d->dag = DagJson(j, d->vertices);
+    d->timeline = TimelineJson(j);
+    std::lock_guard<std::mutex> lock(mu_);
+    details_[id] = {d, ++detail_uses_};
+    if (details_.size() > kDetailsKept) {
+      auto oldest = std::min_element(
+          details_.begin(), details_.end(),
+          [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
+      details_.erase(oldest);
+    }
+    *built = std::move(d);
+    return HttpResponse{};
+  });
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!*built) *error = answer;
+  return *built;
 }
 
 HttpResponse Api::Scheduler(const HttpRequest& r) {
@@ -723,22 +792,19 @@ HttpResponse Api::Dfs(const HttpRequest& r) {
                        {"scratch_job", f.scratch_job},
                        {"partitions", parts}});
     }
-    size_t total = 0;
-    Json under = Json::array();
-    for (const auto& u : names.UnderReplicatedList(100, &total)) {
-      under.push_back({{"block", u.block},
-                       {"path", u.path},
-                       {"partition", u.partition},
-                       {"replication", u.replication},
-                       {"live_replicas", u.live}});
+    std::shared_ptr<const Json> under;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      under = under_replicated_;
     }
-    return Ok({{"prefix", prefix},
-               {"files", files},
-               {"more", more},
-               {"next_after", more && !page.empty() ? Json(page.back().path) : Json(nullptr)},
-               {"file_count", names.ns().file_count()},
-               {"block_count", names.ns().block_count()},
-               {"under_replicated", {{"total", total}, {"blocks", under}}}});
+    return Ok(
+        {{"prefix", prefix},
+         {"files", files},
+         {"more", more},
+         {"next_after", more && !page.empty() ? Json(page.back().path) : Json(nullptr)},
+         {"file_count", names.ns().file_count()},
+         {"block_count", names.ns().block_count()},
+         {"under_replicated", under ? *under : Json{{"total", 0}, {"blocks", Json::array()}}}});
   });
 }
 

@@ -3,14 +3,22 @@
 //
 // Requests never run on the master's event loop and never change its state.
 // Most are answered from a snapshot: every `refresh` the loop copies what the
-// API shows — computers, jobs (status documents, vertex rows, DAG, run
-// timeline), the scheduler's description and its recent rounds — into an
-// immutable Snapshot that request threads share (a job that has not changed
-// since the last snapshot keeps its view). A few need the live state and are
-// too large or too rare to copy every time: a task's explanation, the
-// current flow graph and the DFS listing. Those post one bounded piece of
-// work to the loop (one task; one aggregation; one page of files) and wait
-// for it at most `loop_wait`, answering 503 when the loop is busy beyond it.
+// API shows — computers, jobs' status documents, the scheduler's description
+// and its recent rounds — into an immutable Snapshot that request threads
+// share. Its cost does not grow with the jobs' vertices: a job that has not
+// changed since the last snapshot keeps its status document (only its
+// elapsed time moves). A job's detail (its vertex table, DAG and run
+// timeline, in proportion to its vertices and runs) is built only when a
+// request asks for it, on the loop, and kept for later requests until the job
+// or its tasks change (at most kDetailsKept jobs). A few requests need the
+// live state and are too large or too rare to copy: a task's explanation,
+// the current flow graph and the DFS listing. Those, and a detail not built
+// yet, post one bounded piece of work to the loop (one task; one
+// aggregation; one page of files; one job) and wait for it at most
+// `loop_wait`, answering 503 when the loop is busy beyond it. The DFS
+// listing's counts of blocks per computer and of under-replicated blocks
+// walk every block, so they are refreshed every `holdings_refresh`, not per
+// request.
 //
 // The dashboard is static files from `dashboard_dir` and JavaScript
 // libraries from Debian packages (node-d3, node-dagre-d3-renderer,
@@ -60,14 +68,22 @@ struct VertexRow {
   int runs = 0;  // runs of this vertex so far, every version
 };
 
+// What the snapshot keeps of a job.
 struct JobView {
-  uint64_t version = 0;  // JobService::Job::version it was built from
-  bool live = false;     // queued or running: rebuilt at every refresh
+  uint64_t id = 0;
+  uint64_t version = 0;        // JobService::Job::version it was built from
+  uint64_t tasks_version = 0;  // SchedulingService::TasksVersion of the job then
+  bool live = false;           // queued or running
   nlohmann::json status;
-  nlohmann::json dag;
+};
+
+// The part of a job's view in proportion to its vertices and runs.
+struct JobDetail {
+  uint64_t version = 0, tasks_version = 0;  // of the job it was built from
   std::vector<std::string> stage_names;
   std::vector<VertexRow> vertices;  // by stage, then index
-  nlohmann::json timeline;          // every run, in launch order
+  nlohmann::json dag;
+  nlohmann::json timeline;  // every run, in launch order
 };
 
 struct ApiSnapshot {
@@ -108,6 +124,9 @@ class Api {
   void Routes();
   void ArmRefresh();
   nlohmann::json BuildCluster();
+  // The detail of `view`'s job: kept, or built on the loop; null with
+  // `error` set when the job is gone or the loop is busy.
+  std::shared_ptr<const JobDetail> Detail(const JobView& view, HttpResponse* error);
   // Runs `f` on the loop and waits for it at most loop_wait.
   HttpResponse OnLoop(std::function<HttpResponse()> f);
 
@@ -143,6 +162,17 @@ class Api {
   // Per-computer committed replicas, refreshed every holdings_refresh.
   nlohmann::json holdings_ = nlohmann::json::object();
   Timestamp holdings_at_{0};
+  // The DFS's under-replicated blocks (the first 100 and the count), from
+  // the same walk.
+  std::shared_ptr<const nlohmann::json> under_replicated_;  // guarded by mu_
+  // Details built for requests, by job; the least recently used go first.
+  static constexpr size_t kDetailsKept = 16;
+  struct KeptDetail {
+    std::shared_ptr<const JobDetail> detail;
+    uint64_t used = 0;
+  };
+  std::map<uint64_t, KeptDetail> details_;  // guarded by mu_
+  uint64_t detail_uses_ = 0;                // guarded by mu_
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
 };
 

@@ -59,7 +59,7 @@ void ClusterService::CheckTimeouts() { (void)cluster_.CheckTimeouts(clock_.Now()
 void ClusterService::OnClose(net::Connection& conn) { cluster_.SessionClosed(conn.id()); }
 
 Status ClusterService::OnFrame(net::Connection& conn, const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<ClusterMessage>();
     switch (root.which()) {

@@ -84,6 +84,19 @@ void DfsService::OnClose(net::Connection& conn) {
   for (auto it = workers_.begin(); it != workers_.end();) {
     it = it->second->id() == conn.id() ? workers_.erase(it) : std::next(it);
   }
+  std::erase_if(held_, [&](const Held& h) { return h.conn->id() == conn.id(); });
+}
+
+void DfsService::ReleaseHeld() {
+  if (held_.empty() || names_.Starting(clock_.Now())) return;
+  std::vector<Held> held = std::move(held_);
+  held_.clear();
+  spdlog::info("the master is up: answering {} held DFS request(s)", held.size());
+  for (Held& h : held) {
+    if (!h.conn->open()) continue;
+    Status s = OnFrame(*h.conn, h.frame);
+    if (!s.ok()) h.conn->Close(s);
+  }
 }
 
 net::Connection* DfsService::WorkerConn(const std::string& computer) const {
@@ -119,18 +132,22 @@ bool DfsService::Replicate(const std::string& computer, dfs::BlockId block, uint
 
 void DfsService::OnComputerUp(const std::string& computer) {
   names_.OnComputerUp(computer, clock_.Now());
+  ReleaseHeld();
 }
 
 void DfsService::OnComputerDown(const std::string& computer) {
   names_.OnComputerDown(computer, clock_.Now());
 }
 
-void DfsService::Tick() { names_.Tick(clock_.Now()); }
+void DfsService::Tick() {
+  names_.Tick(clock_.Now());
+  ReleaseHeld();
+}
 
 Status DfsService::OnFrame(net::Connection& conn, const net::Frame& frame) {
   if (frame.kind != net::PayloadKind::kMessage)
     return InvalidArgument("raw bytes sent to the master's name service");
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     Reader root = reader->getRoot<DfsMessage>();
     switch (root.which()) {
@@ -139,6 +156,13 @@ Status DfsService::OnFrame(net::Connection& conn, const net::Frame& frame) {
       case DfsMessage::BAD_REPLICA:
       case DfsMessage::REPLICATION_DONE:
         return Notice(conn, root);
+      case DfsMessage::CREATE_FILE:
+      case DfsMessage::ALLOCATE_BLOCK:
+        if (names_.Starting(clock_.Now())) {
+          held_.push_back({&conn, frame});
+          return Status::Ok();
+        }
+        return Request(conn, root);
       default:
         return Request(conn, root);
     }
@@ -231,6 +255,12 @@ Status DfsService::OnCreateFile(proto::CreateFile::Reader c, Builder out, Timest
   req.output_job = c.getOutputJob();
   req.run = {c.getTask(), c.getAttempt()};
   COPSE_ASSIGN_OR_RETURN(req.placement, ReadPlacement(c.getPlacement()));
+  if (req.scratch_job.empty() && req.output_job.empty()) {
+    // A new file grows the namespace for good; jobs' files are work already
+    // admitted, which the reserve is kept for.
+    COPSE_RETURN_IF_ERROR(CheckDiskReserve(config_.master.data_dir, config_.dfs.reserve_bytes, 0,
+                                           "the master", free_space_));
+  }
   COPSE_ASSIGN_OR_RETURN(dfs::CreateResult r, names_.Create(req, now));
   auto cr = out.initCreateFileReply();
   cr.setFileId(r.id);

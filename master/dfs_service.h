@@ -1,5 +1,9 @@
 // DfsService: the DFS protocol (proto/dfs.capnp) on the master, adapted onto
-// the name service. It answers clients' name-service requests, takes
+// the name service. While the master is starting (NameService::Starting),
+// requests that place replicas (create a file, allocate a block) are held
+// and answered once every computer has registered or [dfs] safe_mode has
+// passed, so that a client that came back with a restarted master is not
+// told there are not enough computers. It answers clients' name-service requests, takes
 // workers' block reports and notices on their registration connections,
 // sends workers their deletions and copy commands, follows computers going
 // up and down, and drives the name service's periodic work on a timer. One
@@ -15,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/disk.h"
 #include "common/net/connection.h"
 #include "dfs/meta_store.h"
 #include "dfs/name_service.h"
@@ -33,6 +38,9 @@ class DfsService final : public ProtocolService,
   // REQUIRES: every argument outlives the service.
   DfsService(asio::io_context& io, const ClusterConfig& config, const Clock& clock,
              dfs::MetaStore& store, const ClusterManager& cluster);
+
+  // How free space under the master's data dir is read (tests fake it).
+  void set_free_space(FreeSpaceFn f) { free_space_ = std::move(f); }
 
   Status Load();
   // Starts the name service's periodic work.
@@ -80,6 +88,8 @@ class DfsService final : public ProtocolService,
   Status OnBadReplica(const std::string& computer, proto::BadReplica::Reader r);
   Status OnReplicationDone(const std::string& computer, proto::ReplicationDone::Reader r);
   Status Request(net::Connection& conn, Reader root);
+  // Answers the requests held while the master was starting, once it is not.
+  void ReleaseHeld();
   Status Notice(net::Connection& conn, Reader root);
 
   const ClusterConfig& config_;
@@ -87,7 +97,15 @@ class DfsService final : public ProtocolService,
   const ClusterManager& cluster_;
   dfs::NameService names_;
   std::map<std::string, net::Connection*> workers_;  // computer -> open registration connection
+  // Requests that place replicas, held while the name service is Starting,
+  // in arrival order (a client sends one request at a time).
+  struct Held {
+    net::Connection* conn;
+    net::Frame frame;
+  };
+  std::vector<Held> held_;
   asio::steady_timer timer_;
+  FreeSpaceFn free_space_;
   bool stopped_ = false;
 };
 

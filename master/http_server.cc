@@ -11,7 +11,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
+
+#include "common/json.h"
+#include "master/http_front.h"
 
 namespace copse::master {
 namespace {
@@ -84,6 +88,20 @@ void Send(const HttpResponse& r, httplib::Response& res, const std::string& acce
   res.set_content(r.body, type);
 }
 
+// The host of a Host header: "h:port" -> "h", "[::1]:port" -> "::1".
+std::string HostPart(const std::string& header) {
+  if (!header.empty() && header[0] == '[') {
+    size_t end = header.find(']');
+    return end == std::string::npos ? header : header.substr(1, end - 1);
+  }
+  size_t colon = header.find(':');
+  return colon == std::string::npos ? header : header.substr(0, colon);
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 // Compares in time independent of where the strings differ.
 bool SameToken(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -116,13 +134,14 @@ std::string ReasonFor(int status) {
 HttpResponse JsonError(int status, const std::string& message) {
   HttpResponse r;
   r.status = status;
-  r.body = nlohmann::json{{"error", message}, {"status", status}}.dump();
+  r.body = DumpJson(nlohmann::json{{"error", message}, {"status", status}});
   return r;
 }
 
 struct HttpServer::Impl {
   httplib::Server server;
   std::thread thread;
+  std::unique_ptr<HttpFront> front;
 };
 
 HttpServer::HttpServer(Options options)
@@ -133,9 +152,11 @@ HttpServer::HttpServer(Options options)
   s.set_payload_max_length(options_.max_body_bytes);
   s.set_read_timeout(5, 0);
   s.set_write_timeout(5, 0);
-  s.set_keep_alive_max_count(1000);
-  // cpp-httplib gives each connection a thread of the pool for as long as it
-  // is kept alive: an idle browser connection must not hold one for long.
+  // One request per connection: the door in front (HttpFront) passes on a
+  // connection once its request's head is whole, and a second request on
+  // the same connection would arrive unwatched. On loopback a new
+  // connection costs the door a few microseconds.
+  s.set_keep_alive_max_count(1);
   s.set_keep_alive_timeout(1);
   // httplib's default sets SO_REUSEPORT, which would let two masters share a port.
   // TCP_NODELAY (inherited by accepted connections): a response's header and
@@ -147,7 +168,20 @@ HttpServer::HttpServer(Options options)
     ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
   std::string token = options_.token;
-  s.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+  std::set<std::string> hosts(options_.allowed_hosts.begin(), options_.allowed_hosts.end());
+  hosts.insert(options_.host);
+  if (IsLoopbackHost(options_.host)) hosts.insert({"localhost", "127.0.0.1", "::1"});
+  s.set_pre_routing_handler([token, hosts](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_header("Host")) {
+      std::string host = HostPart(req.get_header_value("Host"));
+      if (hosts.count(host) == 0) {
+        Send(JsonError(403, fmt::format("this API does not answer to the host '{}' ([http] "
+                                        "allowed_hosts lists the names it is reached by)",
+                                        host)),
+             res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
     std::string auth = req.get_header_value("Authorization");
     const std::string prefix = "Bearer ";
@@ -206,24 +240,21 @@ void HttpServer::Get(const std::string& pattern, HttpHandler handler) {
 
 Status HttpServer::Start() {
   httplib::Server& s = impl_->server;
-  if (options_.port == 0) {
-    int port = s.bind_to_any_port(options_.host);
-    if (port <= 0) return Unavailable(fmt::format("http: cannot bind {}", options_.host));
-    port_ = static_cast<uint16_t>(port);
-  } else {
-    if (!s.bind_to_port(options_.host, options_.port)) {
-      return Unavailable(fmt::format(
-          "http: cannot listen on {}:{} (Address already in use, or not an address of this "
-          "computer); set [http] port, or enabled = false",
-          options_.host, options_.port));
-    }
-    port_ = options_.port;
-  }
+  // The server itself listens on loopback only, for its door.
+  int inner = s.bind_to_any_port("127.0.0.1");
+  if (inner <= 0) return Unavailable("http: cannot bind a loopback port for the server");
+  HttpFront::Options fo;
+  fo.host = options_.host;
+  fo.port = options_.port;
+  impl_->front = std::make_unique<HttpFront>(fo, static_cast<uint16_t>(inner));
+  COPSE_RETURN_IF_ERROR(impl_->front->Start());
+  port_ = impl_->front->port();
   impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
   return Status::Ok();
 }
 
 void HttpServer::Stop() {
+  if (impl_->front) impl_->front->Stop();
   if (!impl_->thread.joinable()) return;
   impl_->server.stop();
   impl_->thread.join();

@@ -3,8 +3,10 @@
 // header, included only by http_server.cc, and its shared library). It answers GET and HEAD; every
 // other method gets 405, an unknown path 404, a request line or header over 8 KiB 414/431
 // (httplib's limits), a body over 16 KiB 413 — each with a JSON error. With a token, every request
-// must carry "Authorization: Bearer TOKEN" (401 otherwise). The listening socket is bound without
-// SO_REUSEPORT, so a second master on the same port fails to start instead of sharing it.
+// must carry "Authorization: Bearer TOKEN" (401 otherwise). A request whose Host header names
+// neither the bound address nor an allowed name gets 403 (DNS rebinding of a loopback API). The
+// listening socket is bound without SO_REUSEPORT, so a second master on the same port fails to
+// start instead of sharing it. A client sends each read within 5 s, or its connection closes.
 //
 // Handlers run on the server's threads: they must only read state that is
 // safe to read there (master/api.h hands them a snapshot).
@@ -49,6 +51,9 @@ class HttpServer {
     int threads = 8;
     std::string token;  // empty: none required
     size_t max_body_bytes = 16 << 10;
+    // Host header values besides `host` (and, for a loopback `host`,
+    // localhost, 127.0.0.1 and ::1) that requests may name; others get 403.
+    std::vector<std::string> allowed_hosts;
   };
 
   explicit HttpServer(Options options);

@@ -1,10 +1,18 @@
 #include "master/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
+
+#include "master/http_front.h"
 
 namespace copse::master {
 namespace {
@@ -97,6 +105,95 @@ TEST_F(HttpServerTest, UnknownPathsAndWritesGetJsonErrors) {
   ASSERT_TRUE(w);
   EXPECT_EQ(w->status, 405);
   EXPECT_EQ(w->get_header_value("Allow"), "GET, HEAD");
+}
+
+// A connection to 127.0.0.1:`port`, or -1.
+int Open(uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything `fd` receives until the peer closes (or 10 s pass).
+std::string ReadAll(int fd) {
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    got.append(buf, static_cast<size_t>(n));
+  return got;
+}
+
+// Clients that open connections and trickle their requests never hold the
+// server's threads: a whole request from someone else is still answered
+// at once, and beyond the per-source cap a connection is refused with 503.
+TEST_F(HttpServerTest, SlowAndManyClientsHoldNoThreads) {
+  std::vector<int> slow;
+  for (int i = 0; i < 30; ++i) {  // more than the server's 8 threads, within the cap of 32
+    int fd = Open(server_.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::send(fd, "GET /sm", 7, MSG_NOSIGNAL), 7);
+    slow.push_back(fd);
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto r = Fetch("/small", "");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  std::vector<int> more;
+  for (int i = 0; i < 4; ++i) more.push_back(Open(server_.port()));
+  std::string refused = ReadAll(more.back());
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  for (int fd : slow) ::close(fd);
+  for (int fd : more) ::close(fd);
+}
+
+// A client that sends its request and closes its sending side at once
+// (curl does with --http1.0 and a body, netcat does) still gets its answer.
+TEST_F(HttpServerTest, AHalfClosedRequestIsAnswered) {
+  int fd = Open(server_.port());
+  ASSERT_GE(fd, 0);
+  std::string req = "GET /small HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  ASSERT_EQ(::send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  ::shutdown(fd, SHUT_WR);
+  std::string got = ReadAll(fd);
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  EXPECT_NE(got.find("{\"ok\":true}"), std::string::npos) << "[" << got << "]";
+}
+
+TEST(HttpFrontTest, AHeadThatDoesNotArriveInTimeIsAnswered408) {
+  HttpFront::Options o;
+  o.head_timeout = std::chrono::milliseconds(200);
+  HttpFront front(o, /*backend_port=*/1);  // nothing is passed on
+  ASSERT_TRUE(front.Start().ok());
+  int fd = Open(front.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::send(fd, "GET / HTTP/1.1\r\nHost: x", 24, MSG_NOSIGNAL), 24);
+  std::string got = ReadAll(fd);
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 408", 0), 0u) << got;
+  EXPECT_NE(got.find("\"status\":408"), std::string::npos) << got;
+  front.Stop();
+}
+
+TEST_F(HttpServerTest, RequestsNamingAnotherHostAreRefused) {
+  httplib::Client c("127.0.0.1", server_.port());
+  auto ok = c.Get("/small", {{"Host", "localhost:1234"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  auto bad = c.Get("/small", {{"Host", "rebound.example.com"}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 403);
+  EXPECT_NE(bad->body.find("rebound.example.com"), std::string::npos) << bad->body;
 }
 
 }  // namespace

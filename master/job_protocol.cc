@@ -2,43 +2,42 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
 #include "common/net/message.h"
 
 namespace copse::master {
 
 using proto::JobMessage;
 
+// A client's request (common/net/guard.h): a request that fails, for
+// whatever reason, is answered with a JobError; the job service changes
+// nothing before its store took the change.
 Status JobProtocol::OnFrame(net::Connection& conn, const net::Frame& frame) {
   if (frame.kind != net::PayloadKind::kMessage)
     return InvalidArgument("raw bytes sent as a job request");
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<JobMessage>();
     capnp::MallocMessageBuilder reply;
     Builder out = reply.initRoot<JobMessage>();
-    Status s;
-    switch (root.which()) {
-      case JobMessage::SUBMIT:
-        s = OnSubmit(root.getSubmit(), out);
-        break;
-      case JobMessage::STATUS:
-        s = OnStatus(root.getStatus(), out);
-        break;
-      case JobMessage::LIST:
-        s = OnList(out);
-        break;
-      case JobMessage::KILL:
-        s = OnKill(root.getKill(), out);
-        break;
-      case JobMessage::LOG_INDEX:
-        s = OnLogIndex(root.getLogIndex(), out);
-        break;
-      case JobMessage::ENGINE_STATS:
-        s = OnEngineStats(root.getEngineStats(), out);
-        break;
-      default:
-        return InvalidArgument("unexpected job message for the master");
-    }
+    Status s = net::GuardRequest([&]() -> Status {
+      switch (root.which()) {
+        case JobMessage::SUBMIT:
+          return OnSubmit(root.getSubmit(), out);
+        case JobMessage::STATUS:
+          return OnStatus(root.getStatus(), out);
+        case JobMessage::LIST:
+          return OnList(out);
+        case JobMessage::KILL:
+          return OnKill(root.getKill(), out);
+        case JobMessage::LOG_INDEX:
+          return OnLogIndex(root.getLogIndex(), out);
+        case JobMessage::ENGINE_STATS:
+          return OnEngineStats(root.getEngineStats(), out);
+        default:
+          return InvalidArgument("unexpected job message for the master");
+      }
+    });
     if (!s.ok()) {
       capnp::MallocMessageBuilder error;
       auto e = error.initRoot<JobMessage>().initError();
@@ -54,7 +53,10 @@ Status JobProtocol::OnFrame(net::Connection& conn, const net::Frame& frame) {
 
 Status JobProtocol::OnSubmit(proto::SubmitJob::Reader r, Builder out) {
   auto spec = r.getSpec();
-  COPSE_ASSIGN_OR_RETURN(uint64_t id, jobs_.Submit(std::string_view(spec.cStr(), spec.size())));
+  auto request_id = r.getRequestId();
+  COPSE_ASSIGN_OR_RETURN(uint64_t id,
+                         jobs_.Submit(std::string_view(spec.cStr(), spec.size()),
+                                      std::string_view(request_id.cStr(), request_id.size())));
   out.initSubmitReply().setJobId(id);
   return Status::Ok();
 }
@@ -87,7 +89,7 @@ Status JobProtocol::OnLogIndex(proto::LogIndexRequest::Reader r, Builder out) {
 Status JobProtocol::OnEngineStats(proto::EngineStatsRequest::Reader r, Builder out) {
   const std::deque<int64_t>& lat = scheduling_.decision_latencies();
   nlohmann::json doc = {{"decision_latency_us", std::vector<int64_t>(lat.begin(), lat.end())}};
-  out.initDocument().setJson(doc.dump());
+  out.initDocument().setJson(DumpJson(doc));
   if (r.getReset()) scheduling_.ResetStats();
   return Status::Ok();
 }

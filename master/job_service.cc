@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 
+#include "common/json.h"
 #include "common/program_name.h"
 
 namespace copse::master {
@@ -61,8 +63,9 @@ scheduler::JobAttributes Attributes(const rootjob::JobSpec& spec, uint64_t id, i
 void AddCounters(Json& into, int64_t* read_local, int64_t* read_rack, int64_t* read_core,
                  const std::string& result) {
   if (result.empty()) return;
-  Json r = Json::parse(result, nullptr, /*allow_exceptions=*/false);
-  if (!r.is_object()) return;
+  Result<Json> parsed = ParseJson(result, "a run's result");
+  if (!parsed.ok() || !parsed->is_object()) return;
+  const Json& r = *parsed;
   if (auto it = r.find("bytes_read"); it != r.end() && it->is_object()) {
     auto get = [&](const char* level) {
       auto v = it->find(level);
@@ -147,6 +150,7 @@ Json JobService::Record(const Job& j) const {
     }
   }
   return {{"id", j.id},
+          {"request_id", j.request_id},
           {"name", j.name},
           {"spec", j.spec},
           {"state", JobStateName(j.state)},
@@ -163,13 +167,18 @@ Json JobService::Record(const Job& j) const {
           {"runs", runs}};
 }
 
-Status JobService::Save(const Job& j) {
-  return store_.Apply({{JobKey(j.id), Record(j).dump()}, {kNextJobKey, std::to_string(next_id_)}});
+Status JobService::Save(Job& j) {
+  std::string record = DumpJson(Record(j));
+  COPSE_RETURN_IF_ERROR(
+      store_.Apply({{JobKey(j.id), record}, {kNextJobKey, std::to_string(next_id_)}}));
+  j.record_bytes = record.size();
+  return Status::Ok();
 }
 
 Result<JobService::Job> JobService::FromRecord(const Json& r) const {
   Job j;
   j.id = r.at("id").get<uint64_t>();
+  j.request_id = r.value("request_id", "");  // added later
   j.name = r.at("name").get<std::string>();
   j.spec = r.at("spec").get<std::string>();
   j.state = ParseState(r.at("state").get<std::string>());
@@ -202,7 +211,8 @@ Result<JobService::Job> JobService::FromRecord(const Json& r) const {
     }
     j.runs.push_back(std::move(run));
   }
-  COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(j.spec));
+  COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec,
+                         rootjob::ParseJobSpec(j.spec, rootjob::SpecLimits::Stored()));
   j.outputs = rootjob::OutputFiles(spec);
   // The counts the DAG had at submission (a stage sized by its input has 0
   // in the spec); records written before they were kept have the spec's.
@@ -238,6 +248,7 @@ Result<bool> JobService::Load() {
     }
     running |= j->state == JobState::kRunning;
     next_id_ = std::max(next_id_, j->id + 1);
+    j->record_bytes = value.size();
     jobs_[j->id] = std::move(*j);
   }
   spdlog::info("job table: {} jobs", jobs_.size());
@@ -271,27 +282,71 @@ void JobService::AfterRecovery() {
 }
 
 void JobService::Sweep() {
-  int64_t cutoff = NowMs() - config_.jobs.retention.count() / 1000;
-  std::vector<dfs::MetaStore::Write> gone;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    if (over(it->second) && it->second.finished_ms >= 0 && it->second.finished_ms < cutoff) {
-      gone.push_back({JobKey(it->first), std::nullopt});
-      it = jobs_.erase(it);
+  for (auto it = unsaved_.begin(); it != unsaved_.end();) {
+    Job* j = Find(*it);
+    if (j == nullptr || Save(*j).ok()) {
+      it = unsaved_.erase(it);
     } else {
       ++it;
     }
   }
-  if (!gone.empty()) {
-    Status s = store_.Apply(gone);
-    if (!s.ok()) spdlog::error("job table: cannot forget old jobs: {}", s.ToString());
+  Trim();
+}
+
+void JobService::Trim() {
+  // Finished jobs, oldest first: past the retention, or beyond the count or
+  // the bytes the table may keep, they are forgotten.
+  std::vector<const Job*> finished;
+  uint64_t bytes = 0;
+  for (const auto& [id, j] : jobs_) {
+    if (!over(j)) continue;
+    finished.push_back(&j);
+    bytes += j.record_bytes;
   }
+  std::sort(finished.begin(), finished.end(), [](const Job* a, const Job* b) {
+    return std::tie(a->finished_ms, a->id) < std::tie(b->finished_ms, b->id);
+  });
+  const int64_t cutoff = NowMs() - config_.jobs.retention.count() / 1000;
+  std::vector<dfs::MetaStore::Write> gone;
+  std::vector<uint64_t> ids;
+  size_t left = finished.size();
+  for (const Job* j : finished) {
+    bool expired = j->finished_ms < cutoff;
+    bool too_many = left > static_cast<size_t>(config_.jobs.max_finished) ||
+                    bytes > config_.jobs.max_finished_bytes;
+    if (!expired && !too_many) break;
+    gone.push_back({JobKey(j->id), std::nullopt});
+    ids.push_back(j->id);
+    bytes -= j->record_bytes;
+    --left;
+  }
+  if (gone.empty()) return;
+  if (Status s = store_.Apply(gone); !s.ok()) {
+    spdlog::error("job table: cannot forget {} old jobs: {}", gone.size(), s.ToString());
+    return;
+  }
+  for (uint64_t id : ids) jobs_.erase(id);
 }
 
 // ---- clients ----------------------------------------------------------------
 
-Result<uint64_t> JobService::Submit(std::string_view text) {
+Result<uint64_t> JobService::Submit(std::string_view text, std::string_view request_id) {
+  if (request_id.size() > kMaxRequestIdBytes) {
+    return InvalidArgument(
+        fmt::format("submission: a request id of {} bytes is over the limit of {}",
+                    request_id.size(), kMaxRequestIdBytes));
+  }
+  if (!request_id.empty()) {
+    // The same submission again (its first answer was lost): the same job.
+    for (const auto& [id, j] : jobs_) {
+      if (j.request_id == request_id) return id;
+    }
+  }
   rootjob::SpecLimits limits{config_.jobs.max_vertices};
   COPSE_ASSIGN_OR_RETURN(rootjob::JobSpec spec, rootjob::ParseJobSpec(text, limits));
+  // A new job grows the table; the reserve is kept for the jobs admitted.
+  COPSE_RETURN_IF_ERROR(CheckDiskReserve(config_.master.data_dir, config_.dfs.reserve_bytes,
+                                         text.size(), "the master", options_.free_space));
   for (const rootjob::StageSpec& s : spec.stages) {
     std::filesystem::path p = options_.apps_dir / s.program;
     if (!ValidProgramName(s.program) || ::access(p.c_str(), X_OK) != 0) {
@@ -324,6 +379,7 @@ Result<uint64_t> JobService::Submit(std::string_view text) {
   }
   Job j;
   j.id = next_id_++;
+  j.request_id = std::string(request_id);
   j.name = spec.name;
   j.spec = rootjob::JobSpecToJson(spec);
   j.submitted_ms = NowMs();
@@ -392,7 +448,7 @@ Json JobService::Document(const Job& j) const {
 Result<std::string> JobService::StatusJson(uint64_t id) const {
   const Job* j = Find(id);
   if (j == nullptr) return NotFound(fmt::format("no job {}", id));
-  return Document(*j).dump();
+  return DumpJson(Document(*j));
 }
 
 std::string JobService::ListJson() const {
@@ -408,7 +464,7 @@ std::string JobService::ListJson() const {
                     {"vertices", d["vertices"]},
                     {"failure", j.failure}});
   }
-  return Json{{"jobs", list}}.dump();
+  return DumpJson(Json{{"jobs", list}});
 }
 
 Result<KillResult> JobService::Kill(uint64_t id) {
@@ -430,33 +486,54 @@ Result<std::string> JobService::LogIndexJson(uint64_t id) const {
     run["control_port"] = c != nullptr ? c->control_port : 0;
     runs.push_back(std::move(run));
   }
-  return Json{{"id", id}, {"name", j->name}, {"state", JobStateName(j->state)}, {"runs", runs}}
-      .dump();
+  return DumpJson(
+      Json{{"id", id}, {"name", j->name}, {"state", JobStateName(j->state)}, {"runs", runs}});
 }
 
 // ---- the end of a job ---------------------------------------------------------
 
 Status JobService::Finish(Job& j, JobState state, const std::string& failure, bool by_root) {
+  // The record is the commit point: nothing in memory changes until the
+  // store took the job's end. Publishing is idempotent, so a root whose
+  // JobOver failed here (a full disk) and that sends it again ends the job
+  // then; a master that restarts in between finds it running, and its root
+  // sends the end again.
+  Job next = j;
+  next.state = state;
   if (state == JobState::kSucceeded) {
     Status s = files_.PublishOutputs(j.id);
     if (!s.ok()) {
-      state = JobState::kFailed;
-      j.failure = "its outputs could not be published: " + s.message();
+      next.state = JobState::kFailed;
+      next.failure = "its outputs could not be published: " + s.message();
     }
   }
-  if (state != JobState::kSucceeded) {
-    files_.DropOutputs(j.id);
-    if (j.failure.empty()) j.failure = failure;
-  }
+  if (next.state != JobState::kSucceeded && next.failure.empty()) next.failure = failure;
+  next.finished_ms = NowMs();
+  ++next.version;
+  COPSE_RETURN_IF_ERROR(Save(next).WithContext(fmt::format("job {}: the job table", j.id)));
+  // Files the job leaves behind that are not removed now are collected
+  // when the master starts again (Resume).
+  if (next.state != JobState::kSucceeded) files_.DropOutputs(j.id);
   files_.DeleteScratch(j.id);
-  j.state = state;
-  j.finished_ms = NowMs();
-  ++j.version;
-  Status saved = Save(j);
-  if (!saved.ok()) spdlog::error("job table: job {}: {}", j.id, saved.ToString());
+  j = std::move(next);
+  unsaved_.erase(j.id);
   spdlog::info("job {} ({}) {}{}", j.id, j.name, JobStateName(j.state),
                j.failure.empty() ? "" : ": " + j.failure);
-  return scheduling_->EndJob(j.id, by_root);
+  uint64_t id = j.id;
+  Trim();  // may forget `j` itself when the table keeps no finished job
+  return scheduling_->EndJob(id, by_root);
+}
+
+void JobService::SaveOrRetry(Job& j) {
+  Status s = Save(j);
+  if (s.ok()) {
+    unsaved_.erase(j.id);
+    return;
+  }
+  if (unsaved_.insert(j.id).second) {
+    spdlog::error("job table: job {}: {}; kept in memory and written again at the next sweep", j.id,
+                  s.ToString());
+  }
 }
 
 // ---- roots ------------------------------------------------------------------
@@ -479,9 +556,9 @@ Result<RootAdmission> JobService::ValidateRoot(uint64_t id, uint32_t incarnation
 void JobService::Progress(uint64_t id, std::string_view json) {
   Job* j = Find(id);
   if (j == nullptr || over(*j)) return;
-  Json p = Json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (p.is_object()) {
-    j->progress = std::move(p);
+  Result<Json> p = ParseJson(json, "a root's progress");
+  if (p.ok() && p->is_object()) {
+    j->progress = std::move(*p);
     ++j->version;
   }
 }
@@ -505,8 +582,10 @@ void JobService::OnAdmitted(uint64_t id) {
   j->state = JobState::kRunning;
   j->admitted_ms = NowMs();
   ++j->version;
-  Status s = Save(*j);
-  if (!s.ok()) spdlog::error("job table: job {}: {}", id, s.ToString());
+  // Memory follows the scheduler, which admitted the job already; a record
+  // the store refused is written again later (a master that restarts before
+  // finds the job queued, and its root is refused and runs again).
+  SaveOrRetry(*j);
 }
 
 void JobService::OnRun(const RunNews& news) {
@@ -559,6 +638,20 @@ void JobService::OnRun(const RunNews& news) {
 void JobService::OnRootLost(uint64_t id, const std::string& why) {
   Job* j = Find(id);
   if (j == nullptr || over(*j)) return;
+  if (static_cast<int>(j->restarts.size()) >= config_.jobs.max_root_restarts) {
+    // A root that keeps dying does not restart its job for ever. This runs
+    // while the scheduler handles an event, so the end waits until it is done.
+    std::string reason =
+        fmt::format("its root was lost {} times ([jobs] max_root_restarts is {}); the last time {}",
+                    j->restarts.size() + 1, config_.jobs.max_root_restarts, why);
+    options_.defer([this, id, reason] {
+      Job* k = Find(id);
+      if (k == nullptr || over(*k)) return;
+      Status s = Finish(*k, JobState::kFailed, reason, false);
+      if (!s.ok()) spdlog::error("job {}: cannot end it: {}", id, s.ToString());
+    });
+    return;
+  }
   j->incarnation++;
   ++j->version;
   j->restarts.push_back({{"at", IsoTime(NowMs())}, {"why", why}});
@@ -567,8 +660,7 @@ void JobService::OnRootLost(uint64_t id, const std::string& why) {
   files_.DropOutputs(id);
   files_.DeleteScratch(id);
   scheduling_->SetIncarnation(id, j->incarnation);
-  Status s = Save(*j);
-  if (!s.ok()) spdlog::error("job table: job {}: {}", id, s.ToString());
+  SaveOrRetry(*j);
 }
 
 }  // namespace copse::master

@@ -10,7 +10,7 @@
 // runs), then succeeded, failed or killed. When a job is over its outputs are
 // published (success: all at once) or dropped, and its scratch data deleted.
 // A root that is lost restarts its job as a new incarnation, keeping its
-// admission place.
+// admission place; after [jobs] max_root_restarts the job fails instead.
 //
 // The table lives in the master's RocksDB: a restarted master finds queued
 // jobs queued in their order and running jobs running (their roots are
@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/disk.h"
 #include "common/status.h"
 #include "dfs/meta_store.h"
 #include "master/scheduling_service.h"
@@ -77,6 +79,11 @@ class JobService final : public JobEvents {
  public:
   struct Options {
     std::filesystem::path apps_dir;  // where programs must be
+    // Runs `fn` on the service's thread once the current event is handled
+    // (the master posts it to its io_context). REQUIRED.
+    std::function<void(std::function<void()>)> defer;
+    // How free space under the master's data dir is read; empty: statvfs.
+    FreeSpaceFn free_space;
   };
 
   // REQUIRES: every argument outlives the service.
@@ -92,14 +99,18 @@ class JobService final : public JobEvents {
   // After a restarted master's recovery: running jobs whose root did not
   // come back restart.
   void AfterRecovery();
-  // Forgets finished jobs older than the retention.
+  // Writes again records the store refused before; forgets finished jobs
+  // past the retention or beyond the table's limits (Trim).
   void Sweep();
 
   // ---- clients
   // kInvalidArgument for a bad spec or unknown program; kNotFound for a
   // missing input; kAlreadyExists for an output that exists or is claimed;
-  // kResourceExhausted when the queue is full.
-  Result<uint64_t> Submit(std::string_view spec);
+  // kResourceExhausted when the queue is full. A `request_id` (the client's,
+  // at most kMaxRequestIdBytes) that a job in the table was submitted with
+  // returns that job: a client that lost the answer can ask again.
+  static constexpr size_t kMaxRequestIdBytes = 64;
+  Result<uint64_t> Submit(std::string_view spec, std::string_view request_id = {});
   Result<std::string> StatusJson(uint64_t job) const;
   std::string ListJson() const;
   Result<KillResult> Kill(uint64_t job);
@@ -134,6 +145,7 @@ class JobService final : public JobEvents {
   };
   struct Job {
     uint64_t id = 0;
+    std::string request_id;  // the client's id of the submission, or empty
     std::string name;
     std::string spec;  // as stored (compact JSON)
     JobState state = JobState::kQueued;
@@ -154,6 +166,7 @@ class JobService final : public JobEvents {
     // Grows with every change of the job (its status, runs or progress), so a
     // reader can tell a job it has seen from one that changed.
     uint64_t version = 0;
+    uint64_t record_bytes = 0;  // its record's size in the store, as last written
   };
 
   const std::map<uint64_t, Job>& jobs() const { return jobs_; }
@@ -167,7 +180,14 @@ class JobService final : public JobEvents {
     return j.state != JobState::kQueued && j.state != JobState::kRunning;
   }
   int64_t NowMs() const;
-  Status Save(const Job& j);
+  // Writes the job's record (and sets its record_bytes).
+  Status Save(Job& j);
+  // Forgets finished jobs past the retention and beyond [jobs] max_finished
+  // and max_finished_mb, oldest first.
+  void Trim();
+  // Saves a change that has happened already (the scheduler's); a record the
+  // store refuses is kept in unsaved_ and written again by Sweep.
+  void SaveOrRetry(Job& j);
   nlohmann::json Record(const Job& j) const;
   Result<Job> FromRecord(const nlohmann::json& r) const;
   // Ends the job; `by_root`: its root said so (and exits by itself).
@@ -182,6 +202,7 @@ class JobService final : public JobEvents {
   Options options_;
   SchedulingService* scheduling_ = nullptr;
   std::map<uint64_t, Job> jobs_;
+  std::set<uint64_t> unsaved_;
   uint64_t next_id_ = 1;
 };
 

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -102,6 +103,7 @@ int main(int argc, char** argv) {
   copse::master::JobService::Options jo;
   jo.apps_dir =
       config.apps_dir.empty() ? copse::ExecutableDir().parent_path() / "apps" : config.apps_dir;
+  jo.defer = [&io](std::function<void()> fn) { asio::post(io, std::move(fn)); };
   copse::master::JobService jobs(config, **meta, files, wall, jo);
   auto restarted = jobs.Load();
   if (!restarted.ok()) return Fail(restarted.status());

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/net/guard.h"
+
 namespace copse::master {
 
 MasterService::MasterService(asio::io_context& io, std::string secret)
@@ -24,9 +26,12 @@ void MasterService::Stop() {
 }
 
 void MasterService::OnFrame(net::Connection& conn, net::Frame frame) {
+  // A request from outside (common/net/guard.h): each service answers its
+  // own protocol's errors; whatever still escapes one closes this
+  // connection only, logged with the peer by Connection::Close.
   auto it = routes_.find(frame.protocol);
   Status s = it != routes_.end()
-                 ? it->second->OnFrame(conn, frame)
+                 ? net::GuardRequest([&] { return it->second->OnFrame(conn, frame); })
                  : InvalidArgument(fmt::format("the master does not serve the {} protocol",
                                                net::ProtocolName(frame.protocol)));
   if (!s.ok()) conn.Close(s);

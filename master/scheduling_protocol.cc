@@ -60,7 +60,7 @@ Status SchedulingProtocol::OnFrame(net::Connection& conn, const net::Frame& fram
   if (frame.kind != net::PayloadKind::kMessage) {
     return InvalidArgument("raw bytes sent as a scheduling message");
   }
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<SchedulingMessage>();
     const std::string computer = cluster_.ComputerOfSession(conn.id());
@@ -87,6 +87,7 @@ Status SchedulingProtocol::OnFrame(net::Connection& conn, const net::Frame& fram
     }
     if (!is_root) return InvalidArgument("a root's message before its hello was accepted");
     const uint64_t job = job_it->second;
+    scheduling_.RootHeard(job);
     switch (root.which()) {
       case SchedulingMessage::SUBMIT_TASKS:
         return OnSubmitTasks(conn, job, root.getSubmitTasks());
@@ -155,6 +156,7 @@ void SchedulingProtocol::Welcome(net::Connection& conn, const Hello& h) {
   spdlog::info("root of job {} (incarnation {}) connected from {}", h.job, h.incarnation,
                conn.remote());
   scheduling_.RootConnected(h.job);
+  scheduling_.RootHeard(h.job);
 }
 
 void SchedulingProtocol::Recovered() {

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+
+#include "common/net/guard.h"
 
 namespace copse::master {
 namespace {
@@ -29,7 +32,8 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
       clock_(clock),
       options_(options),
       wakeup_(io),
-      recovery_timer_(io) {
+      recovery_timer_(io),
+      root_watch_(io) {
   scheduler::LoopOptions lo;
   lo.wall = &clock_;
   scheduler::SchedulingLoop::Hooks hooks;
@@ -79,29 +83,68 @@ Status SchedulingService::Start() {
     spdlog::info("recovering: waiting up to {:.1f} s for workers to report their tasks",
                  ToSeconds(options_.recovery));
   }
+  ArmRootWatch();
   return Status::Ok();
+}
+
+// ---- roots that went quiet ----------------------------------------------------
+
+void SchedulingService::ArmRootWatch() {
+  if (stopped_) return;
+  Duration period =
+      std::clamp(config_.jobs.root_timeout / 4, Duration{100'000}, Duration{1'000'000});
+  root_watch_.expires_after(std::chrono::microseconds(period.count()));
+  std::weak_ptr<int> alive = alive_;
+  root_watch_.async_wait([this, alive](const asio::error_code& ec) {
+    if (ec || alive.expired()) return;
+    // The daemon's own state: a fault here stops the master (common/net/guard.h).
+    net::GuardState("watching roots", [&] { WatchRoots(); });
+    ArmRootWatch();
+  });
+}
+
+void SchedulingService::WatchRoots() {
+  if (recovering_) return;
+  Timestamp now = clock_.Now();
+  for (auto& [job, j] : job_state_) {
+    if (j.over || j.root_kill_sent) continue;
+    const scheduler::TaskInfo* st = sched_->state().FindTask(j.root_task);
+    if (st == nullptr || st->state != TaskState::kRunning) continue;
+    if (now - j.root_heard < config_.jobs.root_timeout) continue;
+    auto t = tasks_.find(j.root_task);
+    if (t == tasks_.end()) continue;
+    std::string why = fmt::format("its root was not heard from for {:.0f} s",
+                                  ToSeconds(config_.jobs.root_timeout));
+    spdlog::warn("job {}: {}; killing it on {} (the job restarts)", job, why, t->second.computer);
+    j.root_kill_sent = true;
+    (void)messenger_->Kill(t->second.computer, t->second.id, t->second.attempt, why);
+  }
+}
+
+void SchedulingService::RootHeard(uint64_t job) {
+  if (auto it = job_state_.find(job); it != job_state_.end()) it->second.root_heard = clock_.Now();
 }
 
 void SchedulingService::Stop() {
   stopped_ = true;
   wakeup_.cancel();
   recovery_timer_.cancel();
+  root_watch_.cancel();
   root_kills_.clear();  // cancels them
 }
 
-uint64_t SchedulingService::NewTaskId() {
-  if (next_task_ >= task_limit_) {
-    uint64_t limit = next_task_ + kTaskIdBlock;
-    Status s = store_.Apply({{kTaskIdKey, std::to_string(limit)}});
-    if (!s.ok()) {
-      // Ids stay unique while this master runs; a restart may not know of
-      // the ones handed out since.
-      spdlog::error("cannot record task ids: {}", s.ToString());
-    }
-    task_limit_ = limit;
-  }
-  return next_task_++;
+Status SchedulingService::ReserveTaskIds(size_t n) {
+  if (next_task_ + n <= task_limit_) return Status::Ok();
+  // An id is handed out only once the store holds a limit above it, so a
+  // restarted master never hands it out again.
+  uint64_t limit = next_task_ + std::max<uint64_t>(kTaskIdBlock, n);
+  COPSE_RETURN_IF_ERROR(
+      store_.Apply({{kTaskIdKey, std::to_string(limit)}}).WithContext("recording task ids"));
+  task_limit_ = limit;
+  return Status::Ok();
 }
+
+uint64_t SchedulingService::NewTaskId() { return next_task_++; }
 
 int SchedulingService::ComputerId(const std::string& name) const {
   auto it = computer_ids_.find(name);
@@ -113,11 +156,11 @@ std::string SchedulingService::ComputerName(int id) const {
                                                                     : std::string();
 }
 
-std::map<uint64_t, std::vector<SchedulingService::TaskSummary>> SchedulingService::TasksByJob()
-    const {
-  std::map<uint64_t, std::vector<TaskSummary>> out;
+std::vector<SchedulingService::TaskSummary> SchedulingService::TasksOf(uint64_t job) const {
+  std::vector<TaskSummary> out;
   const scheduler::ClusterState& state = sched_->state();
   for (const auto& [id, t] : tasks_) {
+    if (t.job != job) continue;
     const scheduler::TaskInfo* info = state.FindTask(static_cast<scheduler::TaskId>(id));
     if (info == nullptr) continue;
     TaskSummary s;
@@ -128,9 +171,14 @@ std::map<uint64_t, std::vector<SchedulingService::TaskSummary>> SchedulingServic
     s.attempt = t.attempt;
     s.state = scheduler::TaskStateName(info->state);
     if (info->state != scheduler::TaskState::kWaiting) s.computer = ComputerName(info->computer);
-    out[t.job].push_back(std::move(s));
+    out.push_back(std::move(s));
   }
   return out;
+}
+
+uint64_t SchedulingService::TasksVersion(uint64_t job) const {
+  auto it = job_state_.find(job);
+  return it == job_state_.end() ? 0 : it->second.tasks_version;
 }
 
 void SchedulingService::AddNames(nlohmann::json& doc) const {
@@ -178,7 +226,10 @@ nlohmann::json SchedulingService::FlowGraph() const {
 void SchedulingService::Handle(const scheduler::Event& e) {
   Timestamp now = clock_.Now();
   if (!first_event_) first_event_ = now;
-  Status s = loop_->Handle(e, now);
+  // The scheduler's own state, and the decisions and changes it hands out:
+  // a fault there stops the master (common/net/guard.h).
+  Status s;
+  net::GuardState("handling a scheduler event", [&] { s = loop_->Handle(e, now); });
   if (!s.ok()) spdlog::warn("scheduler refused {}: {}", scheduler::EventName(e), s.ToString());
   if (spdlog::should_log(spdlog::level::debug)) {  // not built on every event otherwise
     spdlog::debug("scheduler event: {}", scheduler::ToString(e));
@@ -199,7 +250,8 @@ void SchedulingService::ScheduleSoon() {
 
 void SchedulingService::RunNow() {
   if (recovering_ || stopped_) return;
-  Result<Timestamp> r = loop_->Run(clock_.Now());
+  Result<Timestamp> r = Status::Ok();
+  net::GuardState("running a scheduling round", [&] { r = loop_->Run(clock_.Now()); });
   if (!r.ok()) spdlog::error("scheduling round failed: {}", r.status().ToString());
   first_event_.reset();
   ArmWakeup();
@@ -213,7 +265,8 @@ void SchedulingService::ArmWakeup() {
   std::weak_ptr<int> alive = alive_;
   wakeup_.async_wait([this, alive](const asio::error_code& ec) {
     if (ec || alive.expired() || recovering_) return;
-    Result<bool> woke = loop_->Wakeup(clock_.Now());
+    Result<bool> woke = false;
+    net::GuardState("waking the scheduler", [&] { woke = loop_->Wakeup(clock_.Now()); });
     if (woke.ok() && *woke) {
       if (!first_event_) first_event_ = clock_.Now();
       RunNow();
@@ -227,7 +280,10 @@ void SchedulingService::ArmWakeup() {
 
 Result<uint64_t> SchedulingService::AddJob(uint64_t job, uint32_t incarnation,
                                            const scheduler::JobAttributes& a, uint64_t root_task) {
-  if (root_task == 0) root_task = NewTaskId();
+  if (root_task == 0) {
+    COPSE_RETURN_IF_ERROR(ReserveTaskIds(1));
+    root_task = NewTaskId();
+  }
   scheduler::JobSubmitted e{static_cast<scheduler::JobId>(job),
                             static_cast<scheduler::TaskId>(root_task), a};
   e.attributes.root_in_cluster = true;
@@ -294,6 +350,19 @@ std::vector<TaskStateReport> SchedulingService::RootHello(uint64_t job,
     }
     out.push_back(r);
   }
+  // Tasks of the job its root does not list: their submission's answer was
+  // lost with the root's last connection, so it cannot name them and runs
+  // them again. They go.
+  std::set<uint64_t> listed(live.begin(), live.end());
+  std::vector<uint64_t> orphans;
+  for (const auto& [id, t] : tasks_) {
+    if (t.job == job && !t.root && !t.withdrawn && listed.count(id) == 0) orphans.push_back(id);
+  }
+  for (uint64_t id : orphans) {
+    spdlog::info("job {}: its root does not know task {} ({}); withdrawing it", job, id,
+                 tasks_[id].label);
+    (void)Withdraw(job, id);
+  }
   return out;
 }
 
@@ -341,6 +410,7 @@ Result<std::vector<uint64_t>> SchedulingService::Submit(uint64_t job,
     localities.push_back(ToLocality(t.locality, &error));
     if (!error.ok()) return error.WithContext("task " + t.label);
   }
+  COPSE_RETURN_IF_ERROR(ReserveTaskIds(tasks.size()));
   std::vector<uint64_t> ids;
   Timestamp now = clock_.Now();
   if (!first_event_) first_event_ = now;
@@ -459,6 +529,7 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
   auto it = tasks_.find(static_cast<uint64_t>(c.task->id));
   if (it == tasks_.end()) return;
   Task& t = it->second;
+  if (auto j = job_state_.find(t.job); j != job_state_.end()) ++j->second.tasks_version;
   TaskEvent e;
   e.task = t.id;
   e.attempt = t.attempt;
@@ -468,7 +539,13 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
       t.placed = true;
       return;
     case Change::Kind::kTaskRunning:
-      if (t.root) return;
+      if (t.root) {
+        // A root that starts counts as heard from; the watch begins.
+        Job& j = job_state_[t.job];
+        j.root_heard = clock_.Now();
+        j.root_kill_sent = false;
+        return;
+      }
       jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kStarted,
                     std::nullopt, ""});
       e.kind = TaskEventKind::kStarted;
@@ -593,6 +670,7 @@ void SchedulingService::Adopt(const std::string& computer, const RunningTaskRepo
     return;
   }
   Task& t = tasks_[r.task];
+  if (r.root) j->second.root_heard = clock_.Now();
   t.id = r.task;
   t.job = r.job;
   t.root = r.root;

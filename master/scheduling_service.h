@@ -159,6 +159,10 @@ class SchedulingService final : public scheduler::DecisionSink,
   std::vector<TaskStateReport> RootHello(uint64_t job, const std::vector<uint64_t>& live);
   // The root is connected again: buffered news goes out.
   void RootConnected(uint64_t job);
+  // A message came from the job's root. A running root not heard from for
+  // [jobs] root_timeout (it sends progress every second) is killed, and its
+  // job restarts as a root that died does.
+  void RootHeard(uint64_t job);
   Result<std::vector<uint64_t>> Submit(uint64_t job, std::vector<VertexTaskRequest> tasks);
   Status Withdraw(uint64_t job, uint64_t task);
   bool recovering() const { return recovering_; }
@@ -192,8 +196,11 @@ class SchedulingService final : public scheduler::DecisionSink,
     std::string computer;  // where it is placed; "" while it waits
     std::string state;     // the scheduler's: waiting, start requested, running, kill requested
   };
-  // Every task the scheduler holds, by job, in task id order.
-  std::map<uint64_t, std::vector<TaskSummary>> TasksByJob() const;
+  // Every task the scheduler holds of `job`, in task id order.
+  std::vector<TaskSummary> TasksOf(uint64_t job) const;
+  // Grows whenever a task of `job` is submitted or changes state (0 for a
+  // job it does not hold): a reader tells tasks it has seen from new ones.
+  uint64_t TasksVersion(uint64_t job) const;
   // One scheduling round (a Schedule() call) as the API lists it.
   struct RoundRecord {
     Timestamp at{0};   // this service's clock
@@ -240,13 +247,22 @@ class SchedulingService final : public scheduler::DecisionSink,
     uint32_t incarnation = 0;
     std::deque<TaskEvent> pending;  // news its root has not heard
     bool over = false;
-    bool root_said_so = false;  // its root ended it: let the root exit by itself
+    bool root_said_so = false;    // its root ended it: let the root exit by itself
+    uint64_t tasks_version = 0;   // TasksVersion
+    Timestamp root_heard{0};      // the root's last message, or its start
+    bool root_kill_sent = false;  // killed for being quiet
   };
 
   void Handle(const scheduler::Event& e);
   void ScheduleSoon();
   void RunNow();
   void ArmWakeup();
+  void ArmRootWatch();
+  void WatchRoots();
+  // Makes sure `n` more ids may be handed out: kResourceExhausted /
+  // kIoError when the store cannot record them.
+  Status ReserveTaskIds(size_t n);
+  // REQUIRES: ReserveTaskIds covered it.
   uint64_t NewTaskId();
   void Tell(uint64_t job, TaskEvent e);
   void Adopt(const std::string& computer, const RunningTaskReport& r);
@@ -279,6 +295,7 @@ class SchedulingService final : public scheduler::DecisionSink,
   std::function<void()> on_recovered_;
   asio::steady_timer wakeup_;
   asio::steady_timer recovery_timer_;
+  asio::steady_timer root_watch_;
   std::map<uint64_t, std::unique_ptr<asio::steady_timer>> root_kills_;  // by root task
   bool stopped_ = false;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);

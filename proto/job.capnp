@@ -19,6 +19,9 @@ struct JobError {
 
 struct SubmitJob {
   spec @0 :Text;            # the job spec, JSON (docs/jobs.md), at most 1 MiB
+  requestId @1 :Text;       # the client's id for this submission (at most 64 bytes): a second
+                            # submission with the same id gets the first one's job, so a
+                            # client whose answer was lost can ask again
 }
 
 struct SubmitJobReply {

@@ -5,6 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/json.h"
+#include "common/text.h"
+#include "dfs/paths.h"
+
 namespace copse::rootjob {
 namespace {
 
@@ -19,7 +23,7 @@ const char* TypeName(const Json& j) { return j.type_name(); }
 // 100 rather than 100.0.
 std::string Num(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
-  return Json(v).dump();
+  return DumpJson(Json(v));
 }
 
 Status CheckKeys(const Json& obj, const std::string& where, const std::set<std::string>& allowed) {
@@ -80,13 +84,16 @@ Status ParsePool(const Json& j, PoolSettings* pool) {
   const std::string where = "settings.pool";
   if (j.is_string()) {
     pool->name = j.get<std::string>();
-    return Status::Ok();
+    return ValidateName(pool->name, "job spec: settings.pool", 128);
   }
   if (!j.is_object())
     return Bad(where, std::string("must be a name or an object, not ") + TypeName(j));
   COPSE_RETURN_IF_ERROR(
       CheckKeys(j, where, {"name", "weight", "min_share", "fifo", "min_share_timeout_s"}));
   COPSE_ASSIGN_OR_RETURN(pool->name, GetString(j, "name", where, false));
+  if (!pool->name.empty()) {
+    COPSE_RETURN_IF_ERROR(ValidateName(pool->name, "job spec: settings.pool.name", 128));
+  }
   COPSE_ASSIGN_OR_RETURN(auto weight, GetNumber(j, "weight", where, 1e-6, 1e6, false));
   if (weight) pool->weight = *weight;
   COPSE_ASSIGN_OR_RETURN(auto min_share, GetNumber(j, "min_share", where, 0, 1e6, true));
@@ -146,8 +153,8 @@ Result<InputSpec> ParseInput(const Json& j, const std::string& where) {
   if (in.file.empty() == in.stage.empty()) {
     return Bad(where, "an input names either a \"file\" or a \"stage\"");
   }
-  if (!in.file.empty() && in.file.front() != '/') {
-    return Bad(where, "input file '" + in.file + "' must be an absolute DFS path");
+  if (!in.file.empty()) {
+    if (Status s = dfs::ValidatePath(in.file); !s.ok()) return Bad(where, "input " + s.message());
   }
   COPSE_ASSIGN_OR_RETURN(std::string conn, GetString(j, "connection", where, false));
   if (!conn.empty()) {
@@ -172,17 +179,17 @@ Result<StageSpec> ParseStage(const Json& j, size_t index, const SpecLimits& limi
       s.name.find_first_not_of(
           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
           std::string::npos) {
-    return Bad(where,
-               "stage name '" + s.name + "' must be 1 to 64 letters, digits, '.', '_' or '-'");
+    return Bad(where, "stage name '" + EscapeForLog(s.name) +
+                          "' must be 1 to 64 letters, digits, '.', '_' or '-'");
   }
   where = "stage '" + s.name + "'";
   COPSE_ASSIGN_OR_RETURN(s.program, GetString(j, "program", where, true));
   if (s.program.find('/') != std::string::npos) {
-    return Bad(where, "program '" + s.program +
+    return Bad(where, "program '" + EscapeForLog(s.program) +
                           "' is a path; name a program of the cluster's apps directory");
   }
   if (!ValidProgramName(s.program)) {
-    return Bad(where, "program '" + s.program +
+    return Bad(where, "program '" + EscapeForLog(s.program) +
                           "' is not a program name (a lower-case letter, then lower-case letters, "
                           "digits, '-' or '_')");
   }
@@ -205,8 +212,10 @@ Result<StageSpec> ParseStage(const Json& j, size_t index, const SpecLimits& limi
     }
   }
   COPSE_ASSIGN_OR_RETURN(s.output, GetString(j, "output", where, false));
-  if (!s.output.empty() && s.output.front() != '/') {
-    return Bad(where, "output '" + s.output + "' must be an absolute DFS path");
+  if (!s.output.empty()) {
+    if (Status st = dfs::ValidatePath(s.output); !st.ok()) {
+      return Bad(where, "output " + st.message());
+    }
   }
   return s;
 }
@@ -312,23 +321,16 @@ Status InferVertices(std::vector<StageSpec>* stages, const std::map<std::string,
 }  // namespace
 
 Result<JobSpec> ParseJobSpec(std::string_view text, const SpecLimits& limits) {
-  if (text.size() > kMaxSpecBytes) {
+  if (text.size() > limits.max_bytes) {
     return Bad("spec", std::to_string(text.size()) + " bytes is over the limit of " +
-                           std::to_string(kMaxSpecBytes) + " bytes (1 MiB)");
+                           std::to_string(limits.max_bytes) + " bytes (1 MiB)");
   }
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    return InvalidArgument(std::string("job spec: malformed JSON: ") + e.what());
-  }
+  COPSE_ASSIGN_OR_RETURN(Json j, ParseJson(text, "job spec"));
   if (!j.is_object()) return Bad("spec", std::string("must be a JSON object, not ") + TypeName(j));
   COPSE_RETURN_IF_ERROR(CheckKeys(j, "spec", {"name", "settings", "stages"}));
   JobSpec spec;
   COPSE_ASSIGN_OR_RETURN(spec.name, GetString(j, "name", "spec", true));
-  if (spec.name.empty() || spec.name.size() > 128) {
-    return Bad("spec", "'name' must be 1 to 128 characters");
-  }
+  COPSE_RETURN_IF_ERROR(ValidateName(spec.name, "job spec: 'name'", 128));
   if (auto it = j.find("settings"); it != j.end()) {
     COPSE_RETURN_IF_ERROR(ParseSettings(*it, &spec.settings));
   }
@@ -392,7 +394,7 @@ std::string JobSpecToJson(const JobSpec& spec) {
     if (!s.output.empty()) stage["output"] = s.output;
     stages.push_back(stage);
   }
-  return Json{{"name", spec.name}, {"settings", settings}, {"stages", stages}}.dump();
+  return DumpJson(Json{{"name", spec.name}, {"settings", settings}, {"stages", stages}});
 }
 
 Result<JobDag> BuildJobDag(const JobSpec& spec, const std::map<std::string, FileFacts>& files,

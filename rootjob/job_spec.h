@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,7 +33,16 @@ namespace copse::rootjob {
 inline constexpr size_t kMaxSpecBytes = 1 << 20;  // a spec larger than 1 MiB is refused
 
 struct SpecLimits {
-  int max_vertices = 100'000;  // per job
+  int max_vertices = 100'000;        // per job
+  size_t max_bytes = kMaxSpecBytes;  // of the spec's text
+
+  // For a spec the master accepted and stored (its normalised form, a little
+  // larger than what was submitted): checked against the cluster's limits at
+  // submission, it is read again (by the root, by a restarted master) without
+  // them.
+  static SpecLimits Stored() {
+    return {std::numeric_limits<int>::max(), std::numeric_limits<size_t>::max()};
+  }
 };
 
 struct InputSpec {

@@ -4,7 +4,6 @@
 // where TASK_JSON is the worker's descriptor (job, incarnation, task,
 // computer, config) and descriptor 3 holds the cluster secret. It logs to
 // stderr (the task's log) and exits 0 once the master recorded the job's end.
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -16,7 +15,9 @@
 #include <sstream>
 
 #include "common/config.h"
+#include "common/log.h"
 #include "common/net/auth.h"
+#include "common/net/guard.h"
 #include "dfs/client.h"
 #include "rootjob/root_task.h"
 
@@ -31,11 +32,10 @@ int Fail(const std::string& why) {
 
 int main(int argc, char** argv) {
   if (argc != 2) return Fail("usage: copse-rootjob TASK_JSON (started by a worker)");
-  spdlog::set_default_logger(spdlog::stderr_color_mt("root"));
-  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %l root: %v");
-  if (const char* level = std::getenv("COPSE_ROOT_LOG_LEVEL")) {
-    spdlog::set_level(spdlog::level::from_str(level));
-  }
+  copse::LogOptions log;
+  log.process = "root";
+  if (const char* level = std::getenv("COPSE_ROOT_LOG_LEVEL")) log.level = level;
+  if (copse::Status s = copse::InitLogging(log); !s.ok()) return Fail(s.ToString());
   std::ifstream in(argv[1]);
   std::stringstream text;
   text << in.rdbuf();
@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
   copse::SteadyClock clock;
   copse::rootjob::RootTask root(io, *config, *secret, o, clock, std::move(*dfs));
   root.Start();
-  io.run();
+  // The master's messages are requests from outside, handled inside
+  // RootTask's guards; anything that escapes to here is a fault in the
+  // root's own state: it stops, and the master restarts the job.
+  copse::net::GuardState("running the root", [&] { io.run(); });
   return root.exit_code();
 }

@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
 #include "common/net/message.h"
 #include "common/task_messages.h"
+#include "common/text.h"
 #include "rootjob/locality.h"
 
 namespace copse::rootjob {
@@ -14,6 +16,22 @@ namespace {
 
 using proto::SchedulingMessage;
 using Json = nlohmann::json;
+
+// How much of a failed run's log tail its reason carries.
+constexpr size_t kReasonTailBytes = 1500;
+
+// An error the master may not give again if asked later.
+bool Retryable(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kIoError:
+    case StatusCode::kResourceExhausted:
+    case StatusCode::kUnavailable:
+    case StatusCode::kInternal:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string Label(const JobDag& dag, const RunId& r) {
   return FormatVertexLabel(
@@ -33,7 +51,8 @@ RootTask::RootTask(asio::io_context& io, const ClusterConfig& config, std::strin
           io, config.master.host, config.master.port,
           net::AuthParams{false, std::move(secret), "", fmt::format("root of job {}", options.job)},
           net::TransportOptions{}, net::BackoffOptions{}, options.task, this),
-      tick_(io) {
+      tick_(io),
+      over_retry_(io) {
   for (size_t c = 0; c < config.computers.size(); ++c) {
     computer_index_[config.computers[c].name] = static_cast<int>(c);
     rack_of_.push_back(config.computers[c].rack_index);
@@ -55,6 +74,7 @@ void RootTask::GiveUp(const std::string& why) {
   exit_code_ = 1;
   client_.Stop();
   tick_.cancel();
+  over_retry_.cancel();
   io_.stop();
 }
 
@@ -73,9 +93,27 @@ void RootTask::OnOpen(net::Connection& conn) {
 
 void RootTask::OnClose(net::Connection& conn, const Status& why) {
   (void)conn;
+  welcomed_ = false;
+  over_retry_.cancel();
   if (exit_code_ != 0) spdlog::warn("lost the master: {}; reconnecting", why.ToString());
+  // Submissions whose task ids never came: the master may have lost them,
+  // or holds tasks this root cannot name (it withdraws those when the root
+  // says hello without them). The runs are submitted again.
+  Timestamp now = clock_.Now();
+  for (const std::vector<RunId>& batch : awaiting_ids_) {
+    for (const RunId& r : batch) {
+      if (jm_)
+        jm_->Lost(r, "the answer to its submission was lost with the master's connection", now);
+    }
+  }
+  awaiting_ids_.clear();
+  pending_withdrawals_.clear();
 }
 
+// A message from the master is read inside GuardRequest (a malformed one
+// closes the connection; the root reconnects and says hello again); what it
+// does to the job's state machine runs inside GuardState (a fault there
+// stops the root, and the master restarts the job) (common/net/guard.h).
 void RootTask::OnFrame(net::Connection& conn, net::Frame frame) {
   Status s = Handle(frame);
   if (!s.ok()) conn.Close(s);
@@ -85,29 +123,46 @@ Status RootTask::Handle(const net::Frame& frame) {
   if (frame.protocol != net::Protocol::kScheduling) {
     return InvalidArgument("unexpected protocol from the master");
   }
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<SchedulingMessage>();
     switch (root.which()) {
-      case SchedulingMessage::ROOT_WELCOME:
-        return OnWelcome(root.getRootWelcome());
-      case SchedulingMessage::SUBMIT_TASKS_REPLY: {
-        if (awaiting_ids_.empty()) return Internal("task ids for nothing submitted");
-        std::vector<RunId> batch = std::move(awaiting_ids_.front());
-        awaiting_ids_.pop_front();
-        auto ids = root.getSubmitTasksReply().getTaskIds();
-        if (ids.size() != batch.size()) return Internal("task ids do not match the submission");
-        for (unsigned i = 0; i < ids.size(); ++i) {
-          run_of_task_[ids[i]] = batch[i];
-          task_of_run_[batch[i]] = ids[i];
+      case SchedulingMessage::ROOT_WELCOME: {
+        auto w = root.getRootWelcome();
+        std::string spec = w.getSpec();
+        std::vector<uint64_t> unknown;
+        for (auto t : w.getTasks()) {
+          if (t.getState() == proto::TaskStateOnMaster::UNKNOWN) unknown.push_back(t.getTaskId());
         }
-        Pump();
+        Status s;
+        net::GuardState("setting up the job", [&] { s = OnWelcome(spec, unknown); });
+        return s;
+      }
+      case SchedulingMessage::SUBMIT_TASKS_REPLY: {
+        std::vector<uint64_t> ids;
+        for (uint64_t id : root.getSubmitTasksReply().getTaskIds()) ids.push_back(id);
+        if (awaiting_ids_.empty()) return Internal("task ids for nothing submitted");
+        if (ids.size() != awaiting_ids_.front().size()) {
+          return Internal("task ids do not match the submission");
+        }
+        net::GuardState("recording task ids", [&] {
+          std::vector<RunId> batch = std::move(awaiting_ids_.front());
+          awaiting_ids_.pop_front();
+          for (size_t i = 0; i < ids.size(); ++i) {
+            run_of_task_[ids[i]] = batch[i];
+            task_of_run_[batch[i]] = ids[i];
+          }
+          Pump();
+        });
         return Status::Ok();
       }
-      case SchedulingMessage::TASK_EVENT:
-        OnEvent(ReadEvent(root.getTaskEvent()));
+      case SchedulingMessage::TASK_EVENT: {
+        TaskEvent e = ReadEvent(root.getTaskEvent());
+        net::GuardState("moving the job's DAG on", [&] { OnEvent(e); });
         return Status::Ok();
+      }
       case SchedulingMessage::JOB_OVER_REPLY:
+        if (!over_) return InvalidArgument("an answer to a JobOver this root did not send");
         spdlog::info("job {} is over; the master recorded it", options_.job);
         exit_code_ = 0;
         client_.Stop();
@@ -116,6 +171,18 @@ Status RootTask::Handle(const net::Frame& frame) {
         return Status::Ok();
       case SchedulingMessage::ERROR: {
         Status s = StatusFromSchedError(root.getError());
+        if (over_ && welcomed_ && Retryable(s)) {
+          // The master could not record the job's end now (its store
+          // refused: a full disk); it is sent again.
+          spdlog::warn(
+              "the master could not record the end of job {}: {}; sending it again in {} s",
+              options_.job, s.ToString(), ToSeconds(options_.over_retry));
+          over_retry_.expires_after(options_.over_retry);
+          over_retry_.async_wait([this](const asio::error_code& ec) {
+            if (!ec && welcomed_) SendOver();
+          });
+          return Status::Ok();
+        }
         GiveUp("the master refused: " + s.ToString());
         return Status::Ok();
       }
@@ -125,29 +192,31 @@ Status RootTask::Handle(const net::Frame& frame) {
   });
 }
 
-Status RootTask::OnWelcome(proto::RootWelcome::Reader w) {
+Status RootTask::OnWelcome(const std::string& spec, const std::vector<uint64_t>& unknown) {
   if (!set_up_) {
-    Status s = Setup(w.getSpec());
+    Status s = Setup(spec);
     if (!s.ok()) {
       // The job cannot run at all (an input vanished, an output exists):
       // it fails, saying why.
       spdlog::error("job {} cannot start: {}", options_.job, s.ToString());
-      capnp::MallocMessageBuilder msg;
-      auto o = msg.initRoot<SchedulingMessage>().initJobOver();
-      o.setSucceeded(false);
-      o.setReason(s.message());
-      o.setProgress("{}");
-      over_sent_ = true;
-      Send(msg);
+      over_ = Over{false, s.message(), "{}"};
+      welcomed_ = true;
+      SendOver();
       return Status::Ok();
     }
     set_up_ = true;
     ArmTick();
   }
+  welcomed_ = true;
+  if (over_) {
+    // The end was sent before, and the master did not answer it (it
+    // restarted, or the connection dropped): it is sent again.
+    SendOver();
+    return Status::Ok();
+  }
   Timestamp now = clock_.Now();
-  for (auto t : w.getTasks()) {
-    if (t.getState() != proto::TaskStateOnMaster::UNKNOWN) continue;
-    auto it = run_of_task_.find(t.getTaskId());
+  for (uint64_t task : unknown) {
+    auto it = run_of_task_.find(task);
     if (it == run_of_task_.end()) continue;
     // Lost with the master's memory of it: it runs again.
     jm_->Lost(it->second, "the master restarted and no worker runs it", now);
@@ -157,7 +226,7 @@ Status RootTask::OnWelcome(proto::RootWelcome::Reader w) {
 }
 
 Status RootTask::Setup(const std::string& spec_json) {
-  COPSE_ASSIGN_OR_RETURN(spec_, ParseJobSpec(spec_json));
+  COPSE_ASSIGN_OR_RETURN(spec_, ParseJobSpec(spec_json, SpecLimits::Stored()));
   std::map<std::string, FileFacts> facts;
   std::map<std::string, dfs::FileStatus> stats;
   for (const std::string& path : InputFiles(spec_)) {
@@ -168,7 +237,7 @@ Status RootTask::Setup(const std::string& spec_json) {
     facts[path] = FileFacts{static_cast<int>(st->partitions.size()), bytes};
     stats[path] = std::move(*st);
   }
-  COPSE_ASSIGN_OR_RETURN(JobDag dag, BuildJobDag(spec_, facts));
+  COPSE_ASSIGN_OR_RETURN(JobDag dag, BuildJobDag(spec_, facts, SpecLimits::Stored()));
   FileReplicas replicas;
   for (const FileSpec& f : dag.files) {
     const dfs::FileStatus& st = stats.at(f.name);
@@ -336,11 +405,11 @@ void RootTask::OnEvent(const TaskEvent& e) {
       }
       std::string reason = e.reason;
       if (!res.error.empty()) reason += ": " + res.error;
-      std::string tail = e.log_tail;
-      while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-      if (!tail.empty())
-        reason += "; log ends: " + tail.substr(tail.size() > 1500 ? tail.size() - 1500 : 0);
-      jm_->Failed(run, FailureInfo{reason, e.exit_code != kExitDoNotRetry}, now);
+      std::string_view tail = e.log_tail;
+      while (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
+      if (!tail.empty()) reason += "; log ends: " + std::string(Utf8Suffix(tail, kReasonTailBytes));
+      // The reason travels in Cap'n Proto Text fields, which end at a NUL.
+      jm_->Failed(run, FailureInfo{WithoutNul(reason), e.exit_code != kExitDoNotRetry}, now);
       break;
     }
     case TaskEventKind::kPreempted:
@@ -362,7 +431,9 @@ void RootTask::OnEvent(const TaskEvent& e) {
 }
 
 void RootTask::Pump() {
-  if (!jm_ || over_sent_) return;
+  // Nothing is sent without a master that welcomed this root: what is ready
+  // waits for the next welcome.
+  if (!jm_ || over_ || !welcomed_) return;
   Timestamp now = clock_.Now();
   std::vector<RunId> runs = jm_->TakeSubmissions(now);
   if (!runs.empty()) {
@@ -393,12 +464,16 @@ void RootTask::Pump() {
   bool ok = jm_->outcome() == JobManager::Outcome::kSucceeded;
   spdlog::info("job {} {}{}", options_.job, ok ? "succeeded" : "failed",
                ok ? "" : ": " + jm_->failure());
+  over_ = Over{ok, jm_->failure(), ProgressJson()};
+  SendOver();
+}
+
+void RootTask::SendOver() {
   capnp::MallocMessageBuilder msg;
   auto o = msg.initRoot<SchedulingMessage>().initJobOver();
-  o.setSucceeded(ok);
-  o.setReason(jm_->failure());
-  o.setProgress(ProgressJson());
-  over_sent_ = true;
+  o.setSucceeded(over_->succeeded);
+  o.setReason(over_->reason);
+  o.setProgress(over_->progress);
   Send(msg);
 }
 
@@ -419,10 +494,12 @@ std::string RootTask::ProgressJson() const {
                       {"failed", c.failed},
                       {"failed_runs", failures}});
   }
-  return Json{{"stages", stages}, {"done", jm_->completed()}, {"duplicates", duplicates_}}.dump();
+  return DumpJson(
+      Json{{"stages", stages}, {"done", jm_->completed()}, {"duplicates", duplicates_}});
 }
 
 void RootTask::SendProgress(bool force) {
+  if (!welcomed_ || over_) return;
   Timestamp now = clock_.Now();
   if (!force && now - last_progress_ < options_.progress_every) return;
   last_progress_ = now;

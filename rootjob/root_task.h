@@ -12,7 +12,11 @@
 //
 // If the master goes away, the root reconnects and says hello again listing
 // its live tasks; the master says which it still knows, and the others run
-// again. If the master refuses it (the job was killed, or restarted as a new
+// again, as do the runs of a submission whose answer was lost. Nothing is
+// sent while no master has welcomed the root; the job's end, once decided,
+// is sent again after every welcome until the master answers it, and again
+// after a second when the master could not record it (its store refused).
+// If the master refuses it (the job was killed, or restarted as a new
 // incarnation), it exits 1.
 // Thread-safety: everything runs on its io_context thread; DFS calls block
 // it briefly (at start and at the end).
@@ -26,6 +30,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +53,7 @@ struct RootOptions {
   std::string computer;      // where it runs
   Duration tick{1'000'000};  // how often stragglers are looked for
   Duration progress_every{250'000};
+  Duration over_retry{1'000'000};  // a JobOver the master could not record is sent again
 };
 
 class RootTask final : public net::ConnectionHandler {
@@ -74,7 +80,9 @@ class RootTask final : public net::ConnectionHandler {
   };
 
   Status Handle(const net::Frame& frame);
-  Status OnWelcome(proto::RootWelcome::Reader w);
+  // The master welcomed this root: `spec` is the job's, `unknown` the live
+  // tasks it listed that the master does not know.
+  Status OnWelcome(const std::string& spec, const std::vector<uint64_t>& unknown);
   Status Setup(const std::string& spec_json);
   void OnEvent(const TaskEvent& e);
   // Submits what is ready, withdraws what must go, reports progress, and
@@ -85,6 +93,7 @@ class RootTask final : public net::ConnectionHandler {
   void SendProgress(bool force);
   std::string ProgressJson() const;
   void Send(capnp::MallocMessageBuilder& msg);
+  void SendOver();
   void GiveUp(const std::string& why);
   void ArmTick();
 
@@ -95,6 +104,7 @@ class RootTask final : public net::ConnectionHandler {
   std::unique_ptr<dfs::DfsClient> dfs_;
   net::ReconnectingClient client_;
   asio::steady_timer tick_;
+  asio::steady_timer over_retry_;
   std::map<std::string, int> computer_index_;
   std::vector<int> rack_of_;
 
@@ -106,7 +116,14 @@ class RootTask final : public net::ConnectionHandler {
   std::map<RunId, uint64_t> task_of_run_;
   std::deque<std::vector<RunId>> awaiting_ids_;  // submitted batches, oldest first
   std::vector<RunId> pending_withdrawals_;       // runs whose ids have not come yet
-  bool over_sent_ = false;
+  // The job's end as decided, kept until the master records it.
+  struct Over {
+    bool succeeded = false;
+    std::string reason;
+    std::string progress;
+  };
+  std::optional<Over> over_;
+  bool welcomed_ = false;  // the current connection's hello was answered
   Timestamp last_progress_{0};
   int duplicates_ = 0;
   int exit_code_ = 1;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 namespace copse::rootjob {
 namespace {
 
@@ -54,13 +56,18 @@ std::string DescriptorToJson(const VertexDescriptor& d) {
   }
   Json params = Json::parse(d.params, nullptr, false);
   if (!params.is_object()) params = Json::object();
-  return Json{{"job_name", d.job_name}, {"stage", d.stage},
-              {"index", d.index},       {"version", d.version},
-              {"program", d.program},   {"params", params},
-              {"inputs", inputs},       {"scratch_job", d.scratch_job},
-              {"buckets", d.buckets},   {"scratch_prefix", d.scratch_prefix},
-              {"output", d.output},     {"output_partition", d.output_partition}}
-      .dump();
+  return DumpJson(Json{{"job_name", d.job_name},
+                       {"stage", d.stage},
+                       {"index", d.index},
+                       {"version", d.version},
+                       {"program", d.program},
+                       {"params", params},
+                       {"inputs", inputs},
+                       {"scratch_job", d.scratch_job},
+                       {"buckets", d.buckets},
+                       {"scratch_prefix", d.scratch_prefix},
+                       {"output", d.output},
+                       {"output_partition", d.output_partition}});
 }
 
 Result<std::string> CompleteDescriptor(const std::string& root_part, const VertexDescriptor& run) {
@@ -76,7 +83,7 @@ Result<std::string> CompleteDescriptor(const std::string& root_part, const Verte
   d["secret_fd"] = run.secret_fd;
   d["result_file"] = run.result_file;
   d["launch_received_ns"] = run.launch_received_ns;
-  return d.dump(2);
+  return DumpJson(d, 2);
 }
 
 Result<VertexDescriptor> ParseDescriptor(const std::string& text) {
@@ -136,7 +143,7 @@ std::string ResultToJson(const VertexResult& r) {
             {"buckets", r.buckets}};
   if (r.input_lost) j["input_lost"] = *r.input_lost;
   if (!r.error.empty()) j["error"] = r.error;
-  return j.dump();
+  return DumpJson(j);
 }
 
 VertexResult ParseResult(const std::string& text) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 namespace copse::sim {
 
 Result<double> CostModel::Seconds(const std::string& app, const std::string& stage,
@@ -42,7 +44,7 @@ std::string CostModelToJson(const CostModel& m) {
   for (const auto& [key, c] : m.stages) {
     j["stages"][key] = {{"fixed_s", c.fixed_s}, {"per_gb_s", c.per_gb_s}};
   }
-  return j.dump(1) + "\n";
+  return DumpJson(j, 1) + "\n";
 }
 
 Result<CostModel> CostModelFromJson(const std::string& text, const std::string& origin) {

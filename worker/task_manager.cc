@@ -14,8 +14,10 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/process.h"
 #include "common/program_name.h"
+#include "common/text.h"
 #include "rootjob/vertex_io.h"
 
 namespace copse::worker {
@@ -257,11 +259,10 @@ void TaskManager::OnExit(Key key, const ExitStatus& status) {
   e.exit_code = status.signal == 0 && status.known ? status.code : -1;
   e.signal = status.signal;
   e.run = clock_.Now() - t->started;
-  e.log_tail =
-      t->recent.size() > kTailBytes ? t->recent.substr(t->recent.size() - kTailBytes) : t->recent;
+  e.log_tail = WithoutNul(Utf8Suffix(t->recent, kTailBytes));
   e.result = ReadUpTo(t->dir / "result.json", kMaxResultBytes);
   if (!e.result.empty()) {
-    if (!nlohmann::json::accept(e.result)) {
+    if (JsonDepth(e.result, kMaxJsonDepth) > kMaxJsonDepth || !nlohmann::json::accept(e.result)) {
       e.result.clear();  // not a result document
     } else if (int64_t started = rootjob::ParseResult(e.result).started_ns; started > 0) {
       e.launch_us = (started - t->received_ns) / 1000;

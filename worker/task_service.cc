@@ -18,7 +18,7 @@ void TaskService::FillRegistration(proto::RegisterRequest::Builder r) {
 }
 
 Status TaskService::OnMasterFrame(const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<SchedulingMessage>();
     switch (root.which()) {

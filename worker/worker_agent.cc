@@ -96,7 +96,7 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
     }
     return it->second->OnMasterFrame(frame);
   }
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::ClusterMessage>();
     switch (root.which()) {

@@ -80,7 +80,7 @@ void WorkerDfs::ReportBlocks() {
 }
 
 Status WorkerDfs::OnMasterFrame(const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::DfsMessage>();
     switch (root.which()) {

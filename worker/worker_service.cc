@@ -47,7 +47,7 @@ void WorkerService::OnFrame(net::Connection& conn, net::Frame frame) {
 void WorkerService::OnClose(net::Connection&, const Status&) {}
 
 Status WorkerService::HandleCluster(net::Connection& conn, const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::ClusterMessage>();
     if (root.which() != proto::ClusterMessage::STATUS_REQUEST)
@@ -71,7 +71,7 @@ Status WorkerService::HandleCluster(net::Connection& conn, const net::Frame& fra
 
 // The log of one run, or its end (TaskLogRequest.maxBytes), within a frame.
 Status WorkerService::HandleJob(net::Connection& conn, const net::Frame& frame) {
-  return net::CatchDecodeErrors([&]() -> Status {
+  return net::GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<proto::JobMessage>();
     if (root.which() != proto::JobMessage::TASK_LOG) {

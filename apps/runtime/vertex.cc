@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -214,8 +216,15 @@ int Vertex::Finish(const Status& s) {
       code = 1;
     }
   }
+  // The exit code says what the root should do even when the result cannot
+  // be written (a full disk): the reason then goes to stderr, the task log.
   std::ofstream out(d_.result_file);
   out << rootjob::ResultToJson(result_) << "\n";
+  out.close();
+  if (!out) {
+    std::cerr << "vertex " << d_.stage << "[" << d_.index << "]: cannot write its result file "
+              << d_.result_file << ": " << std::strerror(errno) << "\n";
+  }
   return code;
 }
 

@@ -41,6 +41,7 @@
 #include "bench/sim/metrics.h"
 #include "client/loopback_cluster.h"
 #include "client/master_client.h"
+#include "common/json.h"
 #include "common/process.h"
 #include "common/subprocess.h"
 
@@ -129,7 +130,7 @@ class Browser {
                     const std::string& session = "") {
     Json msg = {{"id", ++id_}, {"method", method}, {"params", params}};
     if (!session.empty()) msg["sessionId"] = session;
-    std::string text = msg.dump();
+    std::string text = DumpJson(msg);
     text.push_back('\0');
     for (size_t done = 0; done < text.size();) {
       ssize_t n = ::write(out_, text.data() + done, text.size() - done);
@@ -151,7 +152,7 @@ class Browser {
       Json reply = Json::parse(buffer_.substr(0, nul), nullptr, false);
       buffer_.erase(0, nul + 1);
       if (!reply.is_object() || reply.value("id", -1) != id_) continue;  // an event
-      if (reply.contains("error")) return Internal(method + ": " + reply["error"].dump());
+      if (reply.contains("error")) return Internal(method + ": " + DumpJson(reply["error"]));
       return reply["result"];
     }
     return DeadlineExceeded("chromium did not answer " + method);
@@ -232,7 +233,7 @@ int Run(const Options& opt) {
   Json job_spec = {
       {"name", "api-bench"},
       {"stages", {{{"name", "noop"}, {"program", "noop"}, {"vertices", opt.vertices}}}}};
-  auto job = (*master)->SubmitJob(job_spec.dump());
+  auto job = (*master)->SubmitJob(DumpJson(job_spec));
   if (!job.ok()) return fail(job.status());
 
   httplib::Client http("127.0.0.1", config.http.port);
@@ -307,7 +308,7 @@ int Run(const Options& opt) {
   }
   (void)(*master)->KillJob(*job);
   if (opt.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
     return rc;
   }
   auto line = [&](const char* name, const Json& s) {

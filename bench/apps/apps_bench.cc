@@ -52,6 +52,7 @@
 #include "client/loopback_cluster.h"
 #include "client/master_client.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/process.h"
 #include "common/subprocess.h"
 
@@ -584,7 +585,7 @@ int RunAll(const Options& o) {
   }
   out["all_matched"] = ok;
   if (o.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
   } else {
     PrintTable(out);
   }

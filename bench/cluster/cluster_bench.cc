@@ -50,6 +50,7 @@
 #include "bench/sim/suite.h"
 #include "client/loopback_cluster.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/process.h"
 #include "common/subprocess.h"
 #include "scheduler/policy_factory.h"
@@ -440,7 +441,7 @@ Status Bench::Compare(const Json& real, const Json& sim) {
   md << "\nIdeal-time ratio sim/real over the instances: median "
      << Fixed(ratios[ratios.size() / 2], 2) << ", range " << Fixed(ratios.front(), 2) << "–"
      << Fixed(ratios.back(), 2) << ".\n";
-  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "comparison.json", cmp.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "comparison.json", DumpJson(cmp, 1) + "\n"));
   COPSE_RETURN_IF_ERROR(WriteText(o_.out / "comparison.md", md.str()));
   std::cout << md.str();
   return Status::Ok();
@@ -479,7 +480,7 @@ Status Bench::Run() {
     ideal_runs.push_back({{"status", one[0].status}, {"history", one[0].history}});
     ideal.push_back(std::move(one[0]));
   }
-  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "runs" / "ideal-k1.json", ideal_runs.dump() + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "runs" / "ideal-k1.json", DumpJson(ideal_runs) + "\n"));
   std::map<std::string, double> real_ideal;
   for (const JobRun& j : ideal) {
     real_ideal[j.status["name"]] = static_cast<double>(j.status["finished_ms"].get<int64_t>() -
@@ -498,7 +499,7 @@ Status Bench::Run() {
     Json raw = Json::array();
     for (const JobRun& j : jobs) raw.push_back({{"status", j.status}, {"history", j.history}});
     COPSE_RETURN_IF_ERROR(
-        WriteText(o_.out / "runs" / fmt::format("{}-k{}.json", policy, k_), raw.dump() + "\n"));
+        WriteText(o_.out / "runs" / fmt::format("{}-k{}.json", policy, k_), DumpJson(raw) + "\n"));
     COPSE_ASSIGN_OR_RETURN(Json run, RealRun(policy, jobs));
     real_runs.push_back(std::move(run));
   }
@@ -523,13 +524,13 @@ Status Bench::Run() {
   for (const apps::InstanceSpec& in : workload_) order.push_back(in.name);
   MergeInfo info{"cluster", command, o_.config.string(), o_.workload.string(), o_.quick, true};
   Json real = MergeRuns(info, real_ideal, std::move(real_runs));
-  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "results.json", real.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "results.json", DumpJson(real, 1) + "\n"));
   COPSE_RETURN_IF_ERROR(WriteText(o_.out / "results.md",
                                   ResultsMarkdown("copse bench cluster (real runs)", real, order,
                                                   "real cluster, each instance alone under QP")));
   info.command = command + " (simulated beside it)";
   Json sim = MergeRuns(info, IdealTimes(sim_ideal_run), std::move(sim_runs));
-  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "sim" / "results.json", sim.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "sim" / "results.json", DumpJson(sim, 1) + "\n"));
   COPSE_RETURN_IF_ERROR(
       WriteText(o_.out / "sim" / "results.md",
                 ResultsMarkdown("copse bench cluster (simulated beside it)", sim, order,
@@ -540,7 +541,7 @@ Status Bench::Run() {
   Json timing = {
       {"command", command},
       {"wall_s", std::round(std::chrono::duration<double>(Clock::now() - wall).count() * 10) / 10}};
-  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "timing.json", timing.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o_.out / "timing.json", DumpJson(timing, 1) + "\n"));
   std::cout << (o_.out / "results.json").string() << "\n";
   return Status::Ok();
 }

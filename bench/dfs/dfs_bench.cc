@@ -43,6 +43,7 @@
 
 #include "client/loopback_cluster.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/net/auth.h"
 #include "common/process.h"
 #include "dfs/chunk_memory.h"
@@ -393,7 +394,7 @@ int Run(int size_mb, int block_mb, int repeat, bool sync_on_close, bool json, bo
     out[std::string(r.key) + "_meets_target"] = v / r.base >= r.min_ratio && v >= r.min_mbps;
   }
   if (json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
   } else {
     std::cout << fmt::format(
         "copse bench dfs: {} MiB, {} MiB blocks, best of {}, sync_on_close {}\n", size_mb, block_mb,

@@ -22,6 +22,7 @@
 #include "bench/flow/bench_solvers.h"
 #include "bench/flow/network_simplex.h"
 #include "bench/flow/quincy_workload.h"
+#include "common/json.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/incremental.h"
 #include "scheduler/flow/leaf_ssp.h"
@@ -347,7 +348,7 @@ struct Runner {
           r["route_ms"] = ls.route_ms;
           r["emit_ms"] = ls.emit_ms;
         }
-        if (opt.verbose) std::printf("    %s\n", r.dump().c_str());
+        if (opt.verbose) std::printf("    %s\n", DumpJson(r).c_str());
         Record(r);
       }
       if (opt.check) {
@@ -410,7 +411,7 @@ struct Runner {
                   {"clock_hint", opt.clock_hint},
                   {"peak_rss_mib", PeakRssMiB()},
                   {"records", records}};
-      std::ofstream(opt.json_path) << doc.dump(1) << "\n";
+      std::ofstream(opt.json_path) << DumpJson(doc, 1) << "\n";
     }
   }
 };

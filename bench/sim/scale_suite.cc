@@ -16,6 +16,7 @@
 #include "bench/sim/suite.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "sim/scale_sim.h"
 
 namespace copse::bench {
@@ -220,12 +221,12 @@ Status RunScaleSuite(const SuiteOptions& o) {
                 << " rounds, " << Fixed((wall.Now() - t0).count() / 1e6, 1) << " s wall)\n";
       Json raw = {{"solver", s.name}, {"seed", seed}, {"latency_ms", r->latency_ms}};
       COPSE_RETURN_IF_ERROR(WriteText(
-          o.out / "runs" / (s.name + "-s" + std::to_string(seed) + ".json"), raw.dump() + "\n"));
+          o.out / "runs" / (s.name + "-s" + std::to_string(seed) + ".json"), DumpJson(raw) + "\n"));
       res["runs"].push_back(RunJson(*r, s, so.max_rounds, max_time_s));
     }
   }
   std::string command = SuiteCommand(o);
-  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", res.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", DumpJson(res, 1) + "\n"));
   COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.md", Markdown(res, command)));
   DrawFigures(o.source_dir, o.out);
   COPSE_RETURN_IF_ERROR(WriteTiming(o, static_cast<double>((wall.Now() - start).count()) / 1e6));

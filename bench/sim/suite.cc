@@ -17,6 +17,7 @@
 #include "bench/sim/metrics.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/subprocess.h"
 
 namespace copse::bench {
@@ -349,7 +350,7 @@ Status WriteTiming(const SuiteOptions& o, double wall_s) {
   Json t;
   t["command"] = SuiteCommand(o);
   t["wall_s"] = std::round(wall_s * 10) / 10;
-  return WriteText(o.out / "timing.json", t.dump(1) + "\n");
+  return WriteText(o.out / "timing.json", DumpJson(t, 1) + "\n");
 }
 
 std::vector<std::string> RunOneArgs(const RunSpec& spec, const fs::path& out) {
@@ -411,7 +412,7 @@ Status RunOne(const RunSpec& spec, const fs::path& out) {
                            "'");
   }
   COPSE_ASSIGN_OR_RETURN(sim::RunResult r, sim::RunSimulation(so, workload));
-  return WriteText(out, RunToJson(r, spec).dump() + "\n");
+  return WriteText(out, DumpJson(RunToJson(r, spec)) + "\n");
 }
 
 Json MergeRuns(const MergeInfo& info, const std::map<std::string, double>& ideal,
@@ -517,7 +518,7 @@ Status RunSuite(const SuiteOptions& o) {
                  // Hundreds of synthetic jobs would make the trace dwarf the rest.
                  !e->analytic_ideal};
   Json results = MergeRuns(info, ideal, std::move(main_runs));
-  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", results.dump(1) + "\n"));
+  COPSE_RETURN_IF_ERROR(WriteText(o.out / "results.json", DumpJson(results, 1) + "\n"));
   COPSE_RETURN_IF_ERROR(WriteText(
       o.out / "results.md", ResultsMarkdown("copse bench sim --experiment " + o.experiment, results,
                                             order, ideal_source)));

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/solvers.h"
@@ -95,7 +96,7 @@ int Solve(const std::string& algorithm, const std::string& path, bool check) {
   if (!st.ok()) {
     out["status"] = st.code() == StatusCode::kInfeasible ? "infeasible" : "error";
     out["error"] = st.message();
-    std::cout << out.dump() << "\n";
+    std::cout << copse::DumpJson(out) << "\n";
     return Fail(st);
   }
   out["status"] = "optimal";
@@ -105,11 +106,11 @@ int Solve(const std::string& algorithm, const std::string& path, bool check) {
     Status c = flow::CheckSolution(loaded->graph, sol);
     out["check"] = c.ok() ? "ok" : c.message();
     if (!c.ok()) {
-      std::cout << out.dump() << "\n";
+      std::cout << copse::DumpJson(out) << "\n";
       return Fail(c);
     }
   }
-  std::cout << out.dump() << "\n";
+  std::cout << copse::DumpJson(out) << "\n";
   return 0;
 }
 
@@ -152,10 +153,10 @@ int Replay(const std::string& algorithm, const std::vector<std::string>& paths, 
       out["error"] = st.message();
       if (exit_code == 0) exit_code = kExitInfeasible;
     } else {
-      std::cout << out.dump() << "\n";
+      std::cout << copse::DumpJson(out) << "\n";
       return Fail(st);
     }
-    std::cout << out.dump() << "\n" << std::flush;
+    std::cout << copse::DumpJson(out) << "\n" << std::flush;
     loaded.graph.CommitChanges();
   }
   return exit_code;

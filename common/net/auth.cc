@@ -66,6 +66,12 @@ Result<std::string> ReadSecretFd(int fd) {
   return CheckSecret(std::move(s), "descriptor " + std::to_string(fd), FailedPrecondition);
 }
 
+std::string RandomHex(size_t n) {
+  std::string hex;
+  for (uint8_t b : RandomBytes(n)) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
 Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* created) {
   if (created) *created = false;
   std::error_code ec;
@@ -73,9 +79,7 @@ Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* create
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {
-      std::string hex;
-      for (uint8_t b : RandomBytes(32)) hex += fmt::format("{:02x}", b);
-      hex += '\n';
+      std::string hex = RandomHex(32) + '\n';
       bool ok = ::write(fd, hex.data(), hex.size()) == static_cast<ssize_t>(hex.size());
       ok = (::fsync(fd) == 0) && ok;
       ::close(fd);

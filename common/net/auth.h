@@ -30,6 +30,8 @@ Result<std::string> EnsureSecret(const std::filesystem::path& path, bool* create
 
 // `n` cryptographically random bytes.
 std::vector<uint8_t> RandomBytes(size_t n);
+// `n` cryptographically random bytes as 2n lower-case hex digits.
+std::string RandomHex(size_t n);
 
 // The proof a client sends: HMAC(secret, "copse-auth-1 client" | server | client).
 std::vector<uint8_t> ClientProof(const std::string& secret,

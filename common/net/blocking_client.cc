@@ -5,7 +5,9 @@
 #include <asio/connect.hpp>
 #include <asio/io_context.hpp>
 #include <deque>
+#include <thread>
 
+#include "common/net/backoff.h"
 #include "common/net/connection.h"
 
 namespace copse::net {
@@ -89,6 +91,29 @@ Result<std::unique_ptr<BlockingChannel>> BlockingChannel::Connect(
   }
   if (!impl->opened) return impl->ClosedStatus();
   return std::unique_ptr<BlockingChannel>(new BlockingChannel(std::move(impl)));
+}
+
+Result<std::unique_ptr<BlockingChannel>> BlockingChannel::Connect(
+    const std::string& host, uint16_t port, const std::string& secret, const std::string& peer_name,
+    std::chrono::milliseconds timeout, const ConnectRetry& retry) {
+  const auto deadline = std::chrono::steady_clock::now() + retry.wait;
+  Backoff backoff(BackoffOptions{Duration{100'000}, Duration{2'000'000}, 2.0},
+                  static_cast<uint64_t>(port));
+  bool told = false;
+  while (true) {
+    auto ch = Connect(host, port, secret, peer_name, timeout);
+    if (ch.ok()) return ch;
+    StatusCode code = ch.status().code();
+    auto now = std::chrono::steady_clock::now();
+    if ((code != StatusCode::kUnavailable && code != StatusCode::kDisconnected) ||
+        now >= deadline) {
+      return ch;
+    }
+    if (!told && retry.on_wait) retry.on_wait(ch.status(), retry.wait);
+    told = true;
+    auto pause = std::chrono::duration_cast<std::chrono::steady_clock::duration>(backoff.Next());
+    std::this_thread::sleep_for(std::min(pause, deadline - now));
+  }
 }
 
 Status BlockingChannel::Send(Protocol protocol, PayloadKind kind, std::vector<uint8_t> payload,

@@ -161,7 +161,7 @@ void Connection::HandleAuthFrame(const Frame& frame) {
 }
 
 void Connection::ServerCheckResponse(const Frame& frame) {
-  Status s = CatchDecodeErrors([&]() -> Status {
+  Status s = GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, DecodeMessage(frame));
     auto root = reader->getRoot<proto::AuthMessage>();
     if (root.which() != proto::AuthMessage::RESPONSE)
@@ -198,7 +198,7 @@ void Connection::ServerCheckResponse(const Frame& frame) {
 }
 
 void Connection::ClientAnswerChallenge(const Frame& frame) {
-  Status s = CatchDecodeErrors([&]() -> Status {
+  Status s = GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, DecodeMessage(frame));
     auto root = reader->getRoot<proto::AuthMessage>();
     if (root.which() != proto::AuthMessage::CHALLENGE)
@@ -225,7 +225,7 @@ void Connection::ClientAnswerChallenge(const Frame& frame) {
 }
 
 void Connection::ClientCheckOutcome(const Frame& frame) {
-  Status s = CatchDecodeErrors([&]() -> Status {
+  Status s = GuardRequest([&]() -> Status {
     COPSE_ASSIGN_OR_RETURN(auto reader, DecodeMessage(frame));
     auto root = reader->getRoot<proto::AuthMessage>();
     if (root.which() != proto::AuthMessage::OUTCOME)

@@ -28,6 +28,10 @@ struct TransportOptions {
   size_t max_handshake_frame_bytes = 4096;  // limit before authentication
   std::chrono::milliseconds handshake_timeout{5000};
   std::chrono::milliseconds connect_timeout{5000};
+  // A server accepts at most this many connections that have not finished
+  // the handshake, in all and from one address; more are closed at once.
+  size_t max_unauthenticated = 256;
+  size_t max_unauthenticated_per_source = 32;
 };
 
 class Connection;

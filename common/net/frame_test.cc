@@ -212,7 +212,7 @@ TEST(FrameTest, RandomPayloadsNeverCrashTheDecoder) {
       uint64_t root = (uint64_t{1} << 32) | (uint64_t{1} << 48);
       if (words >= 3) std::memcpy(f.payload.data() + 8, &root, 8);
     }
-    Status s = CatchDecodeErrors([&]() -> Status {
+    Status s = GuardRequest([&]() -> Status {
       COPSE_ASSIGN_OR_RETURN(auto reader, DecodeMessage(f));
       auto root = reader->getRoot<proto::ClusterMessage>();
       if (root.which() == proto::ClusterMessage::REGISTER) {

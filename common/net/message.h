@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/net/frame.h"
+#include "common/net/guard.h"
 #include "common/status.h"
 
 namespace copse::net {
@@ -22,16 +23,5 @@ std::vector<uint8_t> EncodeMessage(capnp::MessageBuilder& builder);
 // A decoded message that reads from `frame`'s payload; `frame` must outlive it.
 // Fails with kCorruption when the payload is not a Cap'n Proto message.
 Result<std::unique_ptr<capnp::FlatArrayMessageReader>> DecodeMessage(const Frame& frame);
-
-// Runs `fn`, turning a Cap'n Proto exception (a malformed pointer met while
-// reading fields lazily) into kCorruption.
-template <typename Fn>
-Status CatchDecodeErrors(Fn&& fn) {
-  try {
-    return fn();
-  } catch (const kj::Exception& e) {
-    return Corruption(std::string("malformed message: ") + e.getDescription().cStr());
-  }
-}
 
 }  // namespace copse::net

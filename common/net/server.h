@@ -2,11 +2,21 @@
 // server side of the handshake, and forwards every connection's events to one
 // ConnectionHandler (the daemon's service), which tells connections apart by
 // Connection::id(). Stop() closes the port and every connection.
+//
+// Limits: connections still in the handshake are capped in all and per
+// source address (TransportOptions), so a flood of half-open connections
+// cannot exhaust the daemon's descriptors; beyond a cap a connection is
+// closed as soon as it is accepted. When the process is out of descriptors
+// (EMFILE, ENFILE) the server stops accepting for a while (100 ms, doubling
+// to 2 s) instead of spinning; each such episode is logged once.
 // Thread-safety: use from the io_context's thread only.
 #pragma once
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +41,8 @@ class Server final : public ConnectionHandler {
   void Stop();
   uint16_t port() const { return port_; }
   size_t connection_count() const { return conns_.size(); }
+  // Connections accepted and closed at once because a cap was reached.
+  uint64_t refused_count() const { return refused_; }
 
   // ConnectionHandler: forwards to the service handler.
   void OnOpen(Connection& conn) override;
@@ -40,6 +52,9 @@ class Server final : public ConnectionHandler {
 
  private:
   void Accept();
+  // Whether a new connection from `source` stays within the caps.
+  bool Admit(const std::string& source);
+  void Release(const Connection& conn);
 
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
@@ -48,6 +63,13 @@ class Server final : public ConnectionHandler {
   TransportOptions options_;
   ConnectionHandler* service_handler_;
   std::map<uint64_t, std::shared_ptr<Connection>> conns_;
+  // Connections in the handshake: by id (with their source), and per source.
+  std::map<uint64_t, std::string> unauthenticated_;
+  std::map<std::string, size_t> unauthenticated_by_source_;
+  uint64_t refused_ = 0;
+  uint64_t refused_logged_ = 0;  // refusals logged about so far
+  asio::steady_timer accept_pause_;
+  std::chrono::milliseconds pause_{0};  // the current out-of-descriptors pause
   uint16_t port_ = 0;
   bool stopped_ = false;
   // Pending Asio handlers hold a weak_ptr to this and do nothing once it expires.

@@ -73,7 +73,7 @@ class ClusterTest : public ::testing::Test {
       if (name == "task.log") {
         // A root's log (it names itself on each line) says why a job ended.
         text = ReadProcFile(e.path());
-        if (text.find(" root: ") == std::string::npos) continue;
+        if (text.find(" [root] ") == std::string::npos) continue;
         if (text.size() > 3000) text = text.substr(text.size() - 3000);
         std::cerr << "==== " << e.path().string() << " ====\n" << text << "\n";
         continue;
