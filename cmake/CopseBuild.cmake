@@ -3,6 +3,7 @@
 
 option(COPSE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(COPSE_WERROR "Treat warnings in project code as errors" ON)
+option(COPSE_PCH "Precompile the headers most translation units parse" ON)
 
 if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
@@ -30,21 +31,103 @@ if(COPSE_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+  # The test tree: -Og and line tables only (-g1, enough for file:line in a
+  # sanitizer's report). GCC 12 compiles sanitized code at -O2 -g about seven
+  # times slower; the libraries whose speed the tests feel (the scheduler
+  # and its solvers, the simulator) are compiled at -O1 (copse_library HOT)
+  # (docs/development.md, "Build times").
+  set(CMAKE_C_FLAGS_RELWITHDEBINFO "-Og -g1 -DNDEBUG")
+  set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-Og -g1 -DNDEBUG")
+  set(COPSE_HOT_FLAGS -O1)
 endif()
 
-# Every project target gets the warning flags; third-party headers come in
-# through imported targets, which CMake already marks as system includes.
+# The libraries' definitions that change what their headers declare, for
+# every translation unit alike: a precompiled header serves only units
+# compiled with the same macros.
+add_compile_definitions(FMT_SHARED SPDLOG_COMPILED_LIB SPDLOG_FMT_EXTERNAL SPDLOG_SHARED_LIB
+                        ASIO_SEPARATE_COMPILATION ASIO_NO_DEPRECATED
+                        ASIO_DISABLE_STD_ALIGNED_ALLOC GTEST_HAS_PTHREAD=1)
+
+# Precompiled headers (docs/development.md, "Build times"): the standard and
+# third-party headers that most translation units parse, parsed once per
+# flavour of flags and reused by every target of that flavour: copse_pch
+# for libraries and programs, copse_pch_hot for the HOT libraries (their
+# own -O), copse_pch_test for tests (GoogleTest too). ccache caches units
+# that use them (scripts/build.sh sets the sloppiness it needs).
+set(COPSE_PCH_HEADERS
+    <algorithm> <chrono> <cstdint> <filesystem> <fstream> <functional> <iostream> <map>
+    <memory> <optional> <random> <set> <sstream> <string> <string_view> <thread>
+    <unordered_map> <vector> <fmt/format.h> <spdlog/spdlog.h> <nlohmann/json.hpp>)
+
+# Called once the dependencies are found (CMakeLists.txt).
+function(copse_define_pch)
+  if(NOT COPSE_PCH)
+    return()
+  endif()
+  file(WRITE ${CMAKE_BINARY_DIR}/copse_pch.cc "// The precompiled headers' own unit.\n")
+  set(flavours main test)
+  if(COPSE_HOT_FLAGS)
+    list(APPEND flavours hot)
+  endif()
+  # The units that use a precompiled header name it in their preprocessed
+  # output, which is what ccache needs to cache them.
+  add_compile_options(-fpch-preprocess)
+  foreach(flavour ${flavours})
+    set(t copse_pch_${flavour})
+    add_library(${t} OBJECT ${CMAKE_BINARY_DIR}/copse_pch.cc)
+    target_compile_options(${t} PRIVATE ${COPSE_WARNINGS})
+    target_link_libraries(${t} PRIVATE fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json)
+    set(headers ${COPSE_PCH_HEADERS})
+    if(flavour STREQUAL "hot")
+      target_compile_options(${t} PRIVATE ${COPSE_HOT_FLAGS})
+    elseif(flavour STREQUAL "test")
+      target_link_libraries(${t} PRIVATE GTest::gtest GTest::gmock)
+      list(APPEND headers <gtest/gtest.h> <gmock/gmock.h>)
+    endif()
+    target_precompile_headers(${t} PRIVATE ${headers})
+  endforeach()
+endfunction()
+
+# `target` reuses the precompiled headers of `flavour` (main, hot, test).
+function(copse_use_pch target flavour)
+  if(COPSE_PCH)
+    set_target_properties(${target} PROPERTIES PRECOMPILE_HEADERS_REUSE_FROM copse_pch_${flavour})
+  endif()
+endfunction()
+
+# Every project target gets the warning flags and the precompiled headers;
+# third-party headers come in through imported targets, which CMake already
+# marks as system includes.
 function(copse_target_defaults target)
   target_compile_options(${target} PRIVATE ${COPSE_WARNINGS})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  copse_use_pch(${target} main)
 endfunction()
 
-# copse_library(NAME SOURCES... [DEPS ...])
+# A benchmark program (bench/): measured only from the release tree. The
+# sanitizer tree builds it so that CI keeps it compiling (and the tests run
+# the cluster suite's), at -O0 and without instrumentation of its own code,
+# which halves its compile time; the libraries it links stay instrumented.
+function(copse_bench_program target)
+  if(NOT COPSE_SANITIZE)
+    copse_target_defaults(${target})
+    return()
+  endif()
+  target_compile_options(${target} PRIVATE ${COPSE_WARNINGS} -O0 -fno-sanitize=all)
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+endfunction()
+
+# copse_library(NAME [HOT] SOURCES... [DEPS ...]). HOT: code the tests spend
+# their time in, compiled at -O1 in the test tree.
 function(copse_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "HOT" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   copse_target_defaults(${name})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  if(ARG_HOT AND COPSE_HOT_FLAGS)
+    target_compile_options(${name} PRIVATE ${COPSE_HOT_FLAGS})
+    copse_use_pch(${name} hot)
+  endif()
 endfunction()
 
 # copse_test(NAME SOURCES... [DEPS ...]): a GoogleTest binary whose cases
@@ -56,6 +139,7 @@ function(copse_test name)
   endif()
   add_executable(${name} ${ARG_SOURCES})
   copse_target_defaults(${name})
+  copse_use_pch(${name} test)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
@@ -67,7 +151,7 @@ endfunction()
 function(copse_benchmark name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  copse_target_defaults(${name})
+  copse_bench_program(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 endfunction()

@@ -17,6 +17,10 @@ esac
 # what an earlier build of the same sources compiled.
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=true
+# Units compiled with a precompiled header (cmake/CopseBuild.cmake) are
+# cached only with these: the header's .gch is hashed instead of its macros
+# and times.
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 mkdir -p "$root/build"
 exec 9>"$root/build/.build-lock"
 flock 9
