@@ -667,8 +667,9 @@ std::shared_ptr<const JobDetail> Api::Detail(const JobView& view, HttpResponse* 
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = details_.find(view.id);
-    if (it != details_.end() && it->second.detail->version == view.version &&
-        it->second.detail->tasks_version == view.tasks_version) {
+    if (it != details_.end() && ((it->second.detail->version == view.version &&
+                                  it->second.detail->tasks_version == view.tasks_version) ||
+                                 clock_.Now() - it->second.detail->built_at < options_.refresh)) {
       it->second.used = ++detail_uses_;
       return it->second.detail;
     }
@@ -685,6 +686,7 @@ std::shared_ptr<const JobDetail> Api::Detail(const JobView& view, HttpResponse* 
     auto d = std::make_shared<JobDetail>();
     d->version = j.version;
     d->tasks_version = scheduling_.TasksVersion(id);
+    d->built_at = clock_.Now();
     std::map<std::string, int> stage_of;
     for (size_t s = 0; s < j.stages.size(); ++s) {
       stage_of[j.stages[s].name] = static_cast<int>(s);

@@ -10,7 +10,10 @@
 // elapsed time moves). A job's detail (its vertex table, DAG and run
 // timeline, in proportion to its vertices and runs) is built only when a
 // request asks for it, on the loop, and kept for later requests until the job
-// or its tasks change (at most kDetailsKept jobs). A few requests need the
+// or its tasks change, but at least for `refresh`, like the snapshot: a
+// running job changes all the time, and rebuilding its detail for every
+// request would cost the loop a walk of its vertices per request (at most
+// kDetailsKept jobs). A few requests need the
 // live state and are too large or too rare to copy: a task's explanation,
 // the current flow graph and the DFS listing. Those, and a detail not built
 // yet, post one bounded piece of work to the loop (one task; one
@@ -25,7 +28,8 @@
 // libjs-chart.js), served from where those packages install them; nothing is
 // fetched from the internet.
 // Thread-safety: Start, Stop and the refresh timer on the loop's thread;
-// request handlers on the HTTP server's threads read only the snapshot.
+// request handlers on the HTTP server's threads read only the snapshot, the
+// kept details and the clock (a SteadyClock in the master; thread-safe).
 #pragma once
 
 #include <asio/io_context.hpp>
@@ -80,6 +84,7 @@ struct JobView {
 // The part of a job's view in proportion to its vertices and runs.
 struct JobDetail {
   uint64_t version = 0, tasks_version = 0;  // of the job it was built from
+  Timestamp built_at{0};                    // on the master's clock
   std::vector<std::string> stage_names;
   std::vector<VertexRow> vertices;  // by stage, then index
   nlohmann::json dag;
