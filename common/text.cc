@@ -71,6 +71,28 @@ bool CutsCharacter(std::string_view s, size_t cut) {
   return false;
 }
 
+// The walk every rewriting function shares: `out` gets what on_char
+// appends for each well-formed sequence (its bytes and code point) and what
+// on_bad appends for each maximal ill-formed subpart (its bytes).
+template <typename OnChar, typename OnBad>
+std::string Rewrite(std::string_view s, OnChar on_char, OnBad on_bad) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t bad = 0;
+    uint32_t cp = 0;
+    size_t n = SequenceAt(s, i, &bad, &cp);
+    if (n == 0) {
+      on_bad(out, s.substr(i, bad));
+      i += bad;
+    } else {
+      on_char(out, s.substr(i, n), cp);
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool IsValidUtf8(std::string_view s) {
@@ -85,21 +107,9 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 std::string ScrubUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t bad = 0;
-    uint32_t cp = 0;
-    size_t n = SequenceAt(s, i, &bad, &cp);
-    if (n == 0) {
-      out += kReplacement;
-      i += bad;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
+  return Rewrite(
+      s, [](std::string& out, std::string_view seq, uint32_t) { out.append(seq); },
+      [](std::string& out, std::string_view) { out += kReplacement; });
 }
 
 std::string WithoutNul(std::string_view s) {
@@ -131,66 +141,51 @@ std::string_view Utf8Suffix(std::string_view s, size_t max_bytes) {
 }
 
 std::string EscapeForLog(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t bad = 0;
-    uint32_t cp = 0;
-    size_t n = SequenceAt(s, i, &bad, &cp);
-    if (n == 0) {
-      for (size_t k = 0; k < bad; ++k) AppendHex(out, static_cast<uint8_t>(s[i + k]));
-      i += bad;
-      continue;
-    }
-    switch (cp) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (IsControl(cp)) {
-          for (size_t k = 0; k < n; ++k) AppendHex(out, static_cast<uint8_t>(s[i + k]));
-        } else {
-          out.append(s.substr(i, n));
+  auto hex = [](std::string& out, std::string_view bytes) {
+    for (char c : bytes) AppendHex(out, static_cast<uint8_t>(c));
+  };
+  return Rewrite(
+      s,
+      [&](std::string& out, std::string_view seq, uint32_t cp) {
+        switch (cp) {
+          case '\n':
+            out += "\\n";
+            break;
+          case '\r':
+            out += "\\r";
+            break;
+          case '\t':
+            out += "\\t";
+            break;
+          default:
+            if (IsControl(cp)) {
+              hex(out, seq);
+            } else {
+              out.append(seq);
+            }
         }
-    }
-    i += n;
-  }
-  return out;
+      },
+      hex);
 }
 
 std::string EscapeForTerminal(std::string_view s, bool keep_lines) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t bad = 0;
-    uint32_t cp = 0;
-    size_t n = SequenceAt(s, i, &bad, &cp);
-    if (n == 0) {
-      out += kReplacement;
-      i += bad;
-      continue;
-    }
-    if (keep_lines && (cp == '\n' || cp == '\t')) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x80 && IsControl(cp)) {
-      AppendHex(out, static_cast<uint8_t>(cp));
-    } else if (IsControl(cp)) {  // C1 controls, which some terminals obey
-      out += "\\u{";
-      out += "0123456789abcdef"[cp >> 4];
-      out += "0123456789abcdef"[cp & 0xF];
-      out += "}";
-    } else {
-      out.append(s.substr(i, n));
-    }
-    i += n;
-  }
-  return out;
+  return Rewrite(
+      s,
+      [&](std::string& out, std::string_view seq, uint32_t cp) {
+        if (keep_lines && (cp == '\n' || cp == '\t')) {
+          out += static_cast<char>(cp);
+        } else if (cp < 0x80 && IsControl(cp)) {
+          AppendHex(out, static_cast<uint8_t>(cp));
+        } else if (IsControl(cp)) {  // C1 controls, which some terminals obey
+          out += "\\u{";
+          out += "0123456789abcdef"[cp >> 4];
+          out += "0123456789abcdef"[cp & 0xF];
+          out += "}";
+        } else {
+          out.append(seq);
+        }
+      },
+      [](std::string& out, std::string_view) { out += kReplacement; });
 }
 
 Status ValidateName(std::string_view name, std::string_view field, size_t max_bytes) {
