@@ -140,6 +140,13 @@ std::string_view Utf8Suffix(std::string_view s, size_t max_bytes) {
   return s.substr(start);
 }
 
+std::string Excerpt(std::string_view s, size_t max_bytes) {
+  std::string_view kept = Utf8Prefix(s, max_bytes);
+  std::string out(kept);
+  if (kept.size() < s.size()) out += "...";
+  return out;
+}
+
 std::string EscapeForLog(std::string_view s) {
   auto hex = [](std::string& out, std::string_view bytes) {
     for (char c : bytes) AppendHex(out, static_cast<uint8_t>(c));

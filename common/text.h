@@ -37,6 +37,11 @@ std::string_view Utf8Prefix(std::string_view s, size_t max_bytes);
 // The longest suffix of `s` of at most `max_bytes` bytes that does not start
 // inside a well-formed multi-byte character.
 std::string_view Utf8Suffix(std::string_view s, size_t max_bytes);
+// `s` to quote in a message: at most `max_bytes` of it (cut as by
+// Utf8Prefix), with "..." after it when something was cut. A message that
+// quotes its input must not grow with it: a 1 MB line would otherwise fill a
+// job's failure reason and push the cause out of it.
+std::string Excerpt(std::string_view s, size_t max_bytes = 64);
 
 // `s` with every NUL byte replaced by U+FFFD: for text that travels in a
 // Cap'n Proto Text field, which ends at the first NUL.

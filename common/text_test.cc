@@ -59,6 +59,14 @@ TEST(TextTest, CutsNeverSplitACharacter) {
   EXPECT_EQ(Utf8Suffix(junk, 4).size(), 4u);
 }
 
+TEST(TextTest, AnExcerptIsBoundedAndSaysWhenItWasCut) {
+  EXPECT_EQ(Excerpt("short"), "short");
+  EXPECT_EQ(Excerpt(std::string(64, '7')), std::string(64, '7'));
+  EXPECT_EQ(Excerpt(std::string(1 << 20, '7')), std::string(64, '7') + "...");
+  // "é" is two bytes: a cut at 4 of "abcé" keeps "abc", not half a character.
+  EXPECT_EQ(Excerpt("abc\xC3\xA9", 4), "abc...");
+}
+
 TEST(TextTest, NulBytesBecomeReplacementCharacters) {
   EXPECT_EQ(WithoutNul(std::string("a\0b\0", 4)), "a" + kFffd + "b" + kFffd);
   EXPECT_EQ(WithoutNul("plain"), "plain");

@@ -195,6 +195,9 @@ TEST_F(HostileTest, HostileInputFilesReachEveryProgramAndEveryJobEnds) {
       std::string why = st["failure"];
       EXPECT_NE(why.find("failed"), std::string::npos) << why;
       EXPECT_TRUE(IsValidUtf8(why)) << why;
+      // The cause, not the input: a program quoting a 1 MB line must not
+      // fill the reason with it (its log tail is quoted after the cause).
+      EXPECT_NE(why.find("exit code 65:"), std::string::npos) << names[i] << ": " << why;
     }
   }
   ExpectHealthy("hostile input files");

@@ -48,9 +48,11 @@
 #include <vector>
 
 #include "apps/runtime/vertex.h"
+#include "common/text.h"
 
 namespace {
 
+using copse::Excerpt;
 using copse::InvalidArgument;
 using copse::Result;
 using copse::Status;
@@ -257,7 +259,8 @@ Status Phase1::Line(std::string_view line) {
   uint64_t u = 0;
   auto [p, ec] = std::from_chars(line.data(), end, u);
   if (ec == std::errc::result_out_of_range) {
-    return Malformed("vertex id " + std::string(line.data(), p) + " is too large");
+    return Malformed("vertex id " + Excerpt(std::string_view(line.data(), p - line.data())) +
+                     " is too large");
   }
   if (ec != std::errc() || p == end || *p != '\t') {
     return Malformed("not `vertex<TAB>targets` (a decimal id, a tab, ids separated by spaces)");

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "apps/runtime/vertex.h"
+#include "common/text.h"
 
 namespace {
 
@@ -46,7 +47,7 @@ Status ForEachInteger(const std::string& text, size_t input, Fn&& fn) {
       for (char c : l) {
         if (c < '0' || c > '9' || n > (UINT64_MAX - 9) / 10) {
           return copse::InvalidArgument("input " + std::to_string(input) + " line " +
-                                        std::to_string(line) + ": '" + std::string(l) +
+                                        std::to_string(line) + ": '" + copse::Excerpt(l) +
                                         "' is not a non-negative decimal integer");
         }
         n = n * 10 + static_cast<uint64_t>(c - '0');
