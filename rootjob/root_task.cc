@@ -52,7 +52,8 @@ RootTask::RootTask(asio::io_context& io, const ClusterConfig& config, std::strin
           net::AuthParams{false, std::move(secret), "", fmt::format("root of job {}", options.job)},
           net::TransportOptions{}, net::BackoffOptions{}, options.task, this),
       tick_(io),
-      over_retry_(io) {
+      over_retry_(io),
+      setup_retry_(io) {
   for (size_t c = 0; c < config.computers.size(); ++c) {
     computer_index_[config.computers[c].name] = static_cast<int>(c);
     rack_of_.push_back(config.computers[c].rack_index);
@@ -75,6 +76,7 @@ void RootTask::GiveUp(const std::string& why) {
   client_.Stop();
   tick_.cancel();
   over_retry_.cancel();
+  setup_retry_.cancel();
   io_.stop();
 }
 
@@ -95,6 +97,7 @@ void RootTask::OnClose(net::Connection& conn, const Status& why) {
   (void)conn;
   welcomed_ = false;
   over_retry_.cancel();
+  setup_retry_.cancel();  // the next welcome tries again
   if (exit_code_ != 0) spdlog::warn("lost the master: {}; reconnecting", why.ToString());
   // Submissions whose task ids never came: the master may have lost them,
   // or holds tasks this root cannot name (it withdraws those when the root
@@ -195,6 +198,18 @@ Status RootTask::Handle(const net::Frame& frame) {
 Status RootTask::OnWelcome(const std::string& spec, const std::vector<uint64_t>& unknown) {
   if (!set_up_) {
     Status s = Setup(spec);
+    if (s.code() == StatusCode::kDisconnected || s.code() == StatusCode::kUnavailable) {
+      // The master went away while the root read its inputs' facts (or its
+      // file system is not ready yet): not a fault of the job. Try again in
+      // a while; a restarted master welcomes the root again too.
+      spdlog::warn("job {} cannot start yet: {}; trying again", options_.job, s.ToString());
+      welcomed_ = true;
+      setup_retry_.expires_after(options_.over_retry);
+      setup_retry_.async_wait([this, spec](const asio::error_code& ec) {
+        if (!ec && !set_up_ && !over_) (void)OnWelcome(spec, {});
+      });
+      return Status::Ok();
+    }
     if (!s.ok()) {
       // The job cannot run at all (an input vanished, an output exists):
       // it fails, saying why.

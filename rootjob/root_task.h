@@ -53,7 +53,9 @@ struct RootOptions {
   std::string computer;      // where it runs
   Duration tick{1'000'000};  // how often stragglers are looked for
   Duration progress_every{250'000};
-  Duration over_retry{1'000'000};  // a JobOver the master could not record is sent again
+  // A JobOver the master could not record is sent again, and a start that
+  // met the master gone (reading the inputs' facts) is tried again, after this.
+  Duration over_retry{1'000'000};
 };
 
 class RootTask final : public net::ConnectionHandler {
@@ -105,6 +107,7 @@ class RootTask final : public net::ConnectionHandler {
   net::ReconnectingClient client_;
   asio::steady_timer tick_;
   asio::steady_timer over_retry_;
+  asio::steady_timer setup_retry_;
   std::map<std::string, int> computer_index_;
   std::vector<int> rack_of_;
 
