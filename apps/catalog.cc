@@ -1,5 +1,8 @@
 #include "apps/catalog.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/json.h"
@@ -191,10 +194,47 @@ Result<AppJob> PageRank(const RunOptions& o) {
   return b.Take();
 }
 
+Result<AppJob> Streaming(const RunOptions& o) {
+  const StreamingRun& s = o.streaming;
+  if (s.mapper.empty() || s.reducer.empty()) {
+    return InvalidArgument("copse run streaming: --mapper and --reducer name its programs");
+  }
+  if (o.partitions > 0 && s.reducers > 0 && o.partitions != s.reducers) {
+    return InvalidArgument(
+        "copse run streaming: each reducer writes one output partition: give --reducers or "
+        "--partitions, or the same number to both");
+  }
+  const int reducers = s.reducers > 0 ? s.reducers : std::max(o.partitions, 1);
+  if (!s.range_bounds.empty() && s.range_bounds.size() + 1 != static_cast<size_t>(reducers)) {
+    return InvalidArgument(fmt::format(
+        "copse run streaming: --range gives {} bounds; {} reducers take {}",
+        s.range_bounds.size(), reducers, reducers - 1));
+  }
+  rootjob::StreamingSpec reduce_side;
+  reduce_side.format = s.format.empty() ? "text" : s.format;
+  rootjob::StreamingSpec map_side = reduce_side;
+  map_side.combiner = s.combiner;
+  map_side.range_bounds = s.range_bounds;
+  Builder b(o.name.empty() ? "streaming" : o.name);
+  std::vector<std::string> maps;
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    maps.push_back(Numbered("map", i, o.inputs.size()));
+    b.Add(maps.back(), s.mapper, "map").streaming = map_side;
+    b.File(o.inputs[i], Connection::kPointwise);
+    b.Writes(0, 1.0);
+  }
+  StageSpec& reduce = b.Add("reduce", s.reducer, "reduce", Json::object(), reducers);
+  reduce.streaming = reduce_side;
+  reduce.output = o.output;
+  for (const std::string& m : maps) b.From(m, Connection::kAllToAll);
+  b.Writes(0, 1.0);
+  return b.Take();
+}
+
 }  // namespace
 
 std::vector<std::string> RunnableApps() {
-  return {"databasejoin", "pagerank", "prime", "sort", "wordcount"};
+  return {"databasejoin", "pagerank", "prime", "sort", "streaming", "wordcount"};
 }
 
 Result<AppJob> BuildApp(const std::string& app, const RunOptions& o) {
@@ -203,12 +243,13 @@ Result<AppJob> BuildApp(const std::string& app, const RunOptions& o) {
   if (o.partitions < 0) return InvalidArgument("--partitions must be at least 1");
   Result<AppJob> job =
       InvalidArgument("copse run: unknown app '" + app +
-                      "' (expected databasejoin, pagerank, prime, sort or wordcount)");
+                      "' (expected databasejoin, pagerank, prime, sort, streaming or wordcount)");
   if (app == "prime") job = Prime(o);
   if (app == "wordcount") job = WordCount(o);
   if (app == "sort") job = Sort(o);
   if (app == "databasejoin") job = DatabaseJoin(o);
   if (app == "pagerank") job = PageRank(o);
+  if (app == "streaming") job = Streaming(o);
   if (!job.ok()) return job;
   // The master's checks, here, so that a bad option is reported before the
   // job is submitted.

@@ -22,6 +22,11 @@
 //                 two tables: their join, in P buckets by the second join
 //                 key) -> phase2 (a vertex per partition of the big table,
 //                 with its bucket of every phase-1 vertex: output partition).
+//   streaming:    map (a vertex per input partition: the --mapper program,
+//                 streaming; its records partitioned by key into R buckets,
+//                 by hash or --range bounds, through the --combiner if
+//                 given) -> reduce (R vertices, all-to-all: the --reducer
+//                 program on its records sorted by key; output partition i).
 //   pagerank:     three iterations of phase1.i (a vertex per graph
 //                 partition, with its ranks of the previous iteration:
 //                 contributions in P buckets) -> phase2.i (P vertices,
@@ -33,10 +38,18 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "rootjob/job_spec.h"
 
 namespace copse::apps {
+
+// `copse run streaming`'s programs and settings (docs/sdk.md).
+struct StreamingRun {
+  std::string mapper, reducer, combiner;  // NAME or NAME@VERSION
+  int reducers = 0;                       // 0: --partitions, else 1
+  std::string format;                     // empty: text
+  std::vector<std::string> range_bounds;  // empty: hash partitioning
+};
 
 struct RunOptions {
   std::vector<std::string> inputs;  // DFS files
@@ -47,6 +60,7 @@ struct RunOptions {
   std::string output;  // the DFS file to write
   int partitions = 0;  // the output's partitions; 0: the app's default
   std::string name;    // the job's name; empty: the app's
+  StreamingRun streaming;
 };
 
 // What one vertex of a stage reads and writes, in the simulator's terms:

@@ -18,11 +18,17 @@ RunOptions Options(std::vector<std::string> inputs, std::vector<int> partitions,
   return o;
 }
 
+RunOptions Streaming(RunOptions o) {
+  o.streaming.mapper = "wc-map";
+  o.streaming.reducer = "wc-reduce@2";
+  return o;
+}
+
 TEST(CatalogTest, EveryAppBuildsASpecTheMasterAccepts) {
   std::map<std::string, RunOptions> cases = {
       {"prime", Options({"/n"}, {3})},    {"wordcount", Options({"/t"}, {3}, 2)},
       {"sort", Options({"/r"}, {4}, 2)},  {"databasejoin", Options({"/s", "/b"}, {4, 4})},
-      {"pagerank", Options({"/g"}, {5})},
+      {"pagerank", Options({"/g"}, {5})}, {"streaming", Streaming(Options({"/t"}, {3}, 2))},
   };
   for (const std::string& app : RunnableApps()) {
     ASSERT_TRUE(cases.count(app)) << app;
@@ -96,6 +102,36 @@ TEST(CatalogTest, BadOptionsAreRefusedNamingTheOption) {
   RunOptions no_output = Options({"/r"}, {2});
   no_output.output.clear();
   EXPECT_NE(err("sort", no_output).find("--output"), std::string::npos);
+}
+
+
+TEST(CatalogTest, StreamingMapsEachInputAndReducesAllToAllSorted) {
+  RunOptions o = Streaming(Options({"/a", "/b"}, {3, 2}, 0));
+  o.streaming.combiner = "wc-reduce";
+  o.streaming.reducers = 3;
+  o.streaming.range_bounds = {"g", "p"};
+  Result<AppJob> job = BuildApp("streaming", o);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const auto& st = job->spec.stages;
+  ASSERT_EQ(st.size(), 3u);
+  EXPECT_EQ(st[0].name, "map0");
+  EXPECT_EQ(st[0].program, "wc-map");
+  ASSERT_TRUE(st[0].streaming.has_value());
+  EXPECT_EQ(st[0].streaming->combiner, "wc-reduce");
+  EXPECT_EQ(st[0].streaming->range_bounds, (std::vector<std::string>{"g", "p"}));
+  EXPECT_EQ(st[2].name, "reduce");
+  EXPECT_EQ(st[2].vertices, 3);
+  EXPECT_EQ(st[2].program, "wc-reduce@2");
+  EXPECT_EQ(st[2].inputs.size(), 2u);
+  EXPECT_EQ(st[2].inputs[0].connection, Connection::kAllToAll);
+  EXPECT_EQ(st[2].streaming->sort, "auto");
+  EXPECT_EQ(st[2].output, "/out");
+  // Bounds that do not fit the reducers, and no programs, are named.
+  o.streaming.range_bounds = {"g"};
+  EXPECT_NE(BuildApp("streaming", o).status().message().find("--range gives 1 bounds"),
+            std::string::npos);
+  EXPECT_NE(BuildApp("streaming", Options({"/a"}, {1}, 0)).status().message().find("--mapper"),
+            std::string::npos);
 }
 
 }  // namespace

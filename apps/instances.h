@@ -30,7 +30,7 @@
 
 #include "apps/catalog.h"
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "rootjob/job_dag.h"
 
 namespace copse::apps {

@@ -7,6 +7,7 @@
 
 #include "apps/generate.h"
 #include "apps/instances.h"
+#include "client/command.h"
 #include "client/fs_commands.h"
 #include "client/terminal.h"
 #include "dfs/client.h"
@@ -113,6 +114,39 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
   std::cerr << fmt::format("generated {} input (scale {}, seed {}): {} bytes\n", kind, o.scale,
                            o.seed, total);
   return 0;
+}
+
+}  // namespace copse::client
+
+namespace copse::client {
+
+void AddGenCommands(CLI::App& app, Commands& commands) {
+  GenOptions& o = commands.Own<GenOptions>();
+  const GlobalOptions& g = commands.global();
+  auto* gen = app.add_subcommand("gen", "write a sample app's generated input into the DFS");
+  gen->add_option("APP", o.app,
+                  "sort, databasejoin, pagerank, wordcount, prime_small (or prime), prime_large")
+      ->required();
+  gen->add_option("--output", o.output,
+                  "the DFS file to write (databasejoin: OUTPUT/small and OUTPUT/big)")
+      ->required();
+  gen->add_option("--partitions", o.partitions, "partitions (default 4)");
+  gen->add_option("--scale", o.scale,
+                  "partition size as a share of the paper's (default 0.001: Sort 4 MB, "
+                  "PageRank 1 MB, WordCount 50 kB)");
+  gen->add_option("--seed", o.seed, "the generator's seed (default 1)");
+  gen->add_option("--placement", o.placement,
+                  "random (default) | writer | 'confine N RACK' (databasejoin: of the small table; "
+                  "the big one is co-located with it)");
+  gen->add_option("--replication", o.replication, "replicas (default: the config's)")
+      ->check(CLI::Range(1, 64));
+  gen->add_option("--computer", o.computer,
+                  "the computer this runs on (default: outside the cluster)");
+  gen->fallthrough();
+  commands.Add(gen, [&o, &g] {
+    o.master_wait = g.master_wait();
+    return WithConfig(g, "", true, [&](const ClusterConfig& c) { return Gen(c, o); });
+  });
 }
 
 }  // namespace copse::client

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "client/command.h"
 #include "client/launcher.h"
 #include "client/master_client.h"
 #include "client/netns.h"
@@ -323,6 +324,53 @@ int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::se
     PrintTable(config, *st);
   }
   return 0;
+}
+
+}  // namespace copse::client
+
+namespace copse::client {
+
+void AddClusterCommands(CLI::App& app, Commands& commands) {
+  struct Options {
+    UpOptions up;
+    int timeout_s = 30;
+    bool json = false;
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
+  auto* cluster = app.add_subcommand("cluster", "start, stop and show a cluster");
+  cluster->fallthrough();
+  cluster->require_subcommand(1);
+  auto* up = cluster->add_subcommand(
+      "up", "start the master and every worker of the config on this machine");
+  up->add_option("--timeout", o.timeout_s, "seconds to wait for every worker to register")
+      ->check(CLI::Range(1, 3600));
+  up->add_flag("--netns", o.up.netns,
+               "each computer in its own network namespace, racks joined by tc-shaped links "
+               "(root; docs/netns.md)");
+  up->fallthrough();
+  commands.Add(up, [&o, &g] {
+    return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
+      o.up.timeout = std::chrono::seconds(o.timeout_s);
+      return ClusterUp(c, o.up);
+    });
+  });
+  auto* down = cluster->add_subcommand("down", "stop the processes `cluster up` started");
+  down->fallthrough();
+  commands.Add(down, [&g] {
+    return WithConfig(g, "", /*enter_netns=*/false,
+                      [](const ClusterConfig& c) { return ClusterDown(c); });
+  });
+  auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
+  status->add_flag("--json", o.json, "print one JSON document");
+  status->fallthrough();
+  commands.Add(status, [&o, &g] {
+    return WithConfig(g, "", true, [&](const ClusterConfig& c) {
+      // Whether the cluster is up is answered at once, unless asked to wait.
+      return ClusterStatusCommand(
+          c, o.json, g.master_wait_given ? g.master_wait() : std::chrono::seconds(0));
+    });
+  });
 }
 
 }  // namespace copse::client

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "client/command.h"
 #include "client/terminal.h"
 #include "common/json.h"
 #include "common/net/auth.h"
@@ -283,6 +284,70 @@ int FsRemove(const ClusterConfig& config, const FsOptions& o) {
   Status s = (*client)->Delete(o.path);
   if (!s.ok()) return Fail("rm", s);
   return 0;
+}
+
+}  // namespace copse::client
+
+namespace copse::client {
+
+void AddFsCommands(CLI::App& app, Commands& commands) {
+  FsOptions& o = commands.Own<FsOptions>();
+  const GlobalOptions& g = commands.global();
+  auto* fs = app.add_subcommand("fs", "the distributed file system");
+  fs->require_subcommand(1);
+  fs->fallthrough();
+  auto add_computer = [&](CLI::App* c) {
+    c->add_option("--computer", o.computer,
+                  "the computer this runs on (default: outside the cluster)");
+    c->fallthrough();
+  };
+  auto add = [&](CLI::App* c, int (*run)(const ClusterConfig&, const FsOptions&)) {
+    commands.Add(c, [&o, &g, run] {
+      o.master_wait = g.master_wait();
+      return WithConfig(g, o.computer, true, [&](const ClusterConfig& cfg) { return run(cfg, o); });
+    });
+  };
+  auto* put = fs->add_subcommand("put", "write a local file into the DFS");
+  put->add_option("LOCAL", o.local, "local file")->required();
+  put->add_option("PATH", o.path, "DFS path")->required();
+  put->add_option("--partitions", o.partitions, "partitions (split at line ends)")
+      ->check(CLI::Range(1, 1 << 20));
+  put->add_option("--replication", o.replication, "replicas (default: the config's)")
+      ->check(CLI::Range(1, 64));
+  put->add_option("--placement", o.placement,
+                  "writer | random | 'colocate PATH' | 'confine N RACK'");
+  put->add_option("--record-size", o.record_size,
+                  "split fixed-size binary records of B bytes instead of lines")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
+  add_computer(put);
+  add(put, FsPut);
+  auto* get = fs->add_subcommand("get", "copy a DFS file to a local file");
+  get->add_option("PATH", o.path, "DFS path")->required();
+  get->add_option("LOCAL", o.local, "local file")->required();
+  get->add_flag("--stats", o.stats, "print bytes read per locality level to stderr");
+  add_computer(get);
+  add(get, FsGet);
+  auto* cat = fs->add_subcommand("cat", "write a DFS file to stdout");
+  cat->add_option("PATH", o.path, "DFS path")->required();
+  cat->add_option("--partition", o.partition, "only this partition")
+      ->check(CLI::Range(0, 1 << 20));
+  cat->add_flag("--stats", o.stats, "print bytes read per locality level to stderr");
+  add_computer(cat);
+  add(cat, FsCat);
+  auto* ls = fs->add_subcommand("ls", "list files");
+  ls->add_option("PATH", o.path, "DFS directory or file (default /)");
+  ls->add_flag("--json", o.json, "print one JSON document");
+  ls->fallthrough();
+  add(ls, FsList);
+  auto* stat = fs->add_subcommand("stat", "partitions, blocks and replicas of a file");
+  stat->add_option("PATH", o.path, "DFS path")->required();
+  stat->add_flag("--json", o.json, "print one JSON document");
+  stat->fallthrough();
+  add(stat, FsStat);
+  auto* rm = fs->add_subcommand("rm", "delete a file");
+  rm->add_option("PATH", o.path, "DFS path")->required();
+  rm->fallthrough();
+  add(rm, FsRemove);
 }
 
 }  // namespace copse::client

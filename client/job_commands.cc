@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "apps/catalog.h"
+#include "client/command.h"
 #include "client/fs_commands.h"
 #include "client/master_client.h"
 #include "client/terminal.h"
@@ -312,6 +313,12 @@ int Run(const ClusterConfig& config, const JobOptions& o) {
   r.output = o.output;
   r.partitions = o.partitions;
   r.name = o.name;
+  r.streaming.mapper = o.mapper;
+  r.streaming.reducer = o.reducer;
+  r.streaming.combiner = o.combiner;
+  r.streaming.reducers = o.reducers;
+  r.streaming.format = o.format;
+  r.streaming.range_bounds = o.range_bounds;
   // The builders size some stages by their inputs' partitions: ask the name
   // service (a missing input is reported here, before anything is submitted).
   auto dfs = ConnectDfs(config, "", o.master_wait);
@@ -324,6 +331,79 @@ int Run(const ClusterConfig& config, const JobOptions& o) {
   Result<std::string> spec = apps::BuildJobSpec(o.app, r);
   if (!spec.ok()) return Fail("run", spec.status());
   return SubmitAndMaybeWait(config, *spec, o, "run " + o.app);
+}
+
+void AddJobCommands(CLI::App& app, Commands& commands) {
+  JobOptions& o = commands.Own<JobOptions>();
+  const GlobalOptions& g = commands.global();
+  auto add = [&](CLI::App* c, int (*run)(const ClusterConfig&, const JobOptions&)) {
+    commands.Add(c, [&o, &g, run] {
+      o.master_wait = g.master_wait();
+      return WithConfig(g, "", true, [&](const ClusterConfig& cfg) { return run(cfg, o); });
+    });
+  };
+  auto* job = app.add_subcommand("job", "submit, inspect and manage jobs");
+  job->require_subcommand(1);
+  job->fallthrough();
+  auto* submit = job->add_subcommand("submit", "submit a job spec (JSON); prints its id");
+  submit->add_option("SPEC", o.spec_file, "the job spec file ('-': stdin)")->required();
+  submit->add_flag("--wait", o.wait, "wait for the job to end (exit 1 if it fails)");
+  submit->fallthrough();
+  add(submit, JobSubmit);
+  auto add_id = [&](CLI::App* c) {
+    c->add_option("ID", o.job, "the job id")->required();
+    c->fallthrough();
+  };
+  auto* status = job->add_subcommand("status", "a job's state, stages, runs and bytes");
+  add_id(status);
+  status->add_flag("--json", o.json, "print one JSON document");
+  add(status, JobStatus);
+  auto* list = job->add_subcommand("list", "every job the master keeps");
+  list->add_flag("--json", o.json, "print one JSON document");
+  list->fallthrough();
+  add(list, JobList);
+  auto* wait = job->add_subcommand("wait", "wait for a job to end (exit 1 if it fails)");
+  add_id(wait);
+  add(wait, JobWait);
+  auto* kill = job->add_subcommand("kill", "kill a job and every process of it");
+  add_id(kill);
+  add(kill, JobKill);
+  auto* history = job->add_subcommand(
+      "history", "every run of a job: vertex and version, attempt, computer, how it ended");
+  add_id(history);
+  history->add_flag("--json", o.json, "print one JSON document");
+  add(history, JobHistory);
+  auto* logs = job->add_subcommand("logs", "the logs of a job's runs");
+  add_id(logs);
+  logs->add_option("--vertex", o.vertex, "only STAGE, STAGE[INDEX] or root (default: every run)");
+  add(logs, JobLogs);
+
+  auto* run = app.add_subcommand("run", "run a sample app on DFS files (prints the job id)");
+  run->add_option("APP", o.app,
+                  "databasejoin, pagerank, prime, sort, wordcount, or streaming (with --mapper "
+                  "and --reducer)")
+      ->required();
+  run->add_option("--input", o.inputs, "input DFS file(s), comma-separated")
+      ->required()
+      ->delimiter(',');
+  run->add_option("--output", o.output, "the DFS file to write")->required();
+  run->add_option("--partitions", o.partitions, "the output's partitions")
+      ->check(CLI::Range(1, 100000));
+  run->add_option("--name", o.name, "the job's name (default: the app's)");
+  run->add_flag("--wait", o.wait, "wait for the job to end (exit 1 if it fails)");
+  run->add_option("--mapper", o.mapper, "streaming: the map stage's program (NAME[@VERSION])");
+  run->add_option("--reducer", o.reducer, "streaming: the reduce stage's program");
+  run->add_option("--combiner", o.combiner,
+                  "streaming: a program each map vertex's buckets run through, sorted");
+  run->add_option("--reducers", o.reducers, "streaming: reduce vertices (default: 1)")
+      ->check(CLI::Range(1, 100000));
+  run->add_option("--format", o.format, "streaming: text (default) or binary records");
+  run->add_option("--range", o.range_bounds,
+                  "streaming: range-partition the reducers' keys at these sorted bounds "
+                  "(comma-separated; one fewer than --reducers)")
+      ->delimiter(',');
+  run->fallthrough();
+  add(run, Run);
 }
 
 }  // namespace copse::client

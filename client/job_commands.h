@@ -1,4 +1,6 @@
-// `copse job submit|status|list|wait|kill|logs` and `copse run APP`: jobs
+// `copse job submit|status|list|wait|kill|logs` and `copse run APP` (with
+// `copse run streaming`, a map -> all-to-all -> reduce job of streaming
+// programs): jobs
 // from the command line (DESIGN.md §12, docs/jobs.md). Each returns the
 // process exit code (0 ok; 1 the operation failed: a job failed or was
 // killed, a file is missing, the master is unreachable; 2 bad usage or bad
@@ -28,6 +30,11 @@ struct JobOptions {
   std::string output;
   int partitions = 0;
   std::string name;
+  // run streaming (docs/sdk.md "Streaming vertices")
+  std::string mapper, reducer, combiner;
+  int reducers = 0;
+  std::string format;
+  std::vector<std::string> range_bounds;
   std::chrono::seconds master_wait{30};  // --master-wait
 };
 

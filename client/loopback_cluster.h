@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::client {
 

@@ -47,36 +47,23 @@ Result<std::unique_ptr<net::BlockingChannel>> ConnectToMaster(const ClusterConfi
   return channel;
 }
 
-bool ConnectionLost(const Status& s) {
-  return s.code() == StatusCode::kDisconnected || s.code() == StatusCode::kUnavailable;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<MasterClient>> MasterClient::Connect(const ClusterConfig& config,
                                                             std::chrono::milliseconds timeout,
                                                             net::ConnectRetry retry) {
-  COPSE_ASSIGN_OR_RETURN(auto channel, ConnectToMaster(config, timeout, retry));
-  return std::unique_ptr<MasterClient>(
-      new MasterClient(config, std::move(channel), timeout, std::move(retry)));
+  COPSE_ASSIGN_OR_RETURN(auto channel, net::RedialingChannel::Connect(
+                                           [&config, timeout](const net::ConnectRetry& r) {
+                                             return ConnectToMaster(config, timeout, r);
+                                           },
+                                           std::move(retry), timeout));
+  return std::unique_ptr<MasterClient>(new MasterClient(std::move(channel)));
 }
 
+// Every request to the master is safe to send twice: reads, and a
+// submission, which carries a request id the master recognises.
 Result<net::Frame> MasterClient::Call(net::Protocol protocol, const std::vector<uint8_t>& request) {
-  const auto deadline = std::chrono::steady_clock::now() + retry_.wait;
-  while (true) {
-    Status sent = channel_->Send(protocol, net::PayloadKind::kMessage, request, timeout_);
-    Result<net::Frame> reply = sent.ok() ? channel_->Receive(timeout_) : Result<net::Frame>(sent);
-    if (reply.ok() || !ConnectionLost(reply.status()) ||
-        std::chrono::steady_clock::now() >= deadline) {
-      return reply;
-    }
-    // The master went away in the middle of the request: ask again on a
-    // new connection, waiting for it as long as there is time left.
-    net::ConnectRetry again = retry_;
-    again.wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    COPSE_ASSIGN_OR_RETURN(channel_, ConnectToMaster(config_, timeout_, again));
-  }
+  return channel_->Call(protocol, request, /*resend=*/true);
 }
 
 Result<ClusterStatus> MasterClient::GetClusterStatus() {
@@ -220,6 +207,36 @@ Result<std::string> MasterClient::LogIndex(uint64_t job) {
 Result<std::string> MasterClient::EngineStats(bool reset) {
   COPSE_ASSIGN_OR_RETURN(auto reply,
                          JobCall(Request([&](auto m) { m.initEngineStats().setReset(reset); })));
+  return Document(reply);
+}
+
+Result<std::string> MasterClient::AppPut(const AppPutRequest& req) {
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) {
+                           auto p = m.initAppPut();
+                           p.setName(req.name);
+                           p.setVersion(req.version);
+                           p.setSize(req.size);
+                           p.setEntry(req.entry);
+                           p.setShadow(req.shadow);
+                           p.setSha256(req.sha256);
+                           p.setCommit(req.commit);
+                           p.setExecutable(req.executable);
+                         })));
+  return Document(reply);
+}
+
+Result<std::string> MasterClient::AppList(const std::string& name) {
+  COPSE_ASSIGN_OR_RETURN(auto reply,
+                         JobCall(Request([&](auto m) { m.initAppList().setName(name); })));
+  return Document(reply);
+}
+
+Result<std::string> MasterClient::AppRemove(const std::string& name, const std::string& version) {
+  COPSE_ASSIGN_OR_RETURN(auto reply, JobCall(Request([&](auto m) {
+                           auto r = m.initAppRemove();
+                           r.setName(name);
+                           r.setVersion(version);
+                         })));
   return Document(reply);
 }
 

@@ -70,24 +70,30 @@ class MasterClient {
   Result<std::string> LogIndex(uint64_t job);
   Result<std::string> EngineStats(bool reset);
 
+  // ---- the program store (docs/sdk.md): answers are JSON documents
+  struct AppPutRequest {
+    std::string name, version, entry, sha256;
+    uint64_t size = 0;
+    bool shadow = false;
+    bool executable = true;
+    bool commit = false;  // false: prepare, before the upload
+  };
+  Result<std::string> AppPut(const AppPutRequest& request);
+  Result<std::string> AppList(const std::string& name);
+  Result<std::string> AppRemove(const std::string& name, const std::string& version);
+
  private:
-  MasterClient(const ClusterConfig& config, std::unique_ptr<net::BlockingChannel> channel,
-               std::chrono::milliseconds timeout, net::ConnectRetry retry)
-      : config_(config),
-        channel_(std::move(channel)),
-        timeout_(timeout),
-        retry_(std::move(retry)) {}
+  explicit MasterClient(std::unique_ptr<net::RedialingChannel> channel)
+      : channel_(std::move(channel)) {}
 
   // Sends a request of `protocol` and returns the reply's frame; a dropped
-  // connection is made again (as retry_ says) and the request sent again.
+  // connection is made again (as the ConnectRetry says) and the request
+  // sent again.
   Result<net::Frame> Call(net::Protocol protocol, const std::vector<uint8_t>& request);
   // Sends a job request; the reply, or the status of a JobError.
   Result<std::vector<uint8_t>> JobCall(std::vector<uint8_t> request);
 
-  const ClusterConfig& config_;
-  std::unique_ptr<net::BlockingChannel> channel_;
-  std::chrono::milliseconds timeout_;
-  net::ConnectRetry retry_;
+  std::unique_ptr<net::RedialingChannel> channel_;
 };
 
 }  // namespace copse::client

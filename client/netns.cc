@@ -203,10 +203,6 @@ Result<std::string> DerivedConfigText(const ClusterConfig& user,
 
 }  // namespace
 
-std::filesystem::path NetnsStatePath(const ClusterConfig& config) {
-  return config.data_root / "cluster.netns.json";
-}
-
 Result<std::optional<NetnsState>> ReadNetnsState(const ClusterConfig& config) {
   std::filesystem::path path = NetnsStatePath(config);
   if (!std::filesystem::exists(path)) return std::optional<NetnsState>();

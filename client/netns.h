@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::client {
 
@@ -42,7 +42,11 @@ struct NetnsState {
   std::filesystem::path user_config;
 };
 
-std::filesystem::path NetnsStatePath(const ClusterConfig& config);
+// Where `cluster up --netns` records the emulated network (inline: the
+// master client, which links no network code, asks whether it exists).
+inline std::filesystem::path NetnsStatePath(const ClusterConfig& config) {
+  return config.data_root / "cluster.netns.json";
+}
 
 // The recorded state, or nullopt when the cluster was not started with --netns.
 Result<std::optional<NetnsState>> ReadNetnsState(const ClusterConfig& config);

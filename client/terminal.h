@@ -13,7 +13,7 @@
 
 #include "common/config.h"
 #include "common/net/blocking_client.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::client {
 

@@ -183,6 +183,8 @@ class ConfigParser {
     const toml::table* jobs = top.Table("jobs");
     const toml::table* worker = top.Table("worker");
     const toml::table* http = top.Table("http");
+    const toml::table* apps = top.Table("apps");
+    const toml::table* streaming = top.Table("streaming");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -196,6 +198,8 @@ class ConfigParser {
     if (dfs) COPSE_RETURN_IF_ERROR(ParseDfs(*dfs));
     if (jobs) COPSE_RETURN_IF_ERROR(ParseJobs(*jobs));
     if (worker) COPSE_RETURN_IF_ERROR(ParseWorker(*worker));
+    if (apps) COPSE_RETURN_IF_ERROR(ParseApps(*apps));
+    if (streaming) COPSE_RETURN_IF_ERROR(ParseStreaming(*streaming));
     COPSE_RETURN_IF_ERROR(ParseHttp(http));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
     COPSE_RETURN_IF_ERROR(CheckPorts());
@@ -298,6 +302,26 @@ class ConfigParser {
                       << 20;
     w.kill_grace = std::chrono::milliseconds(r.Int("kill_grace_ms", 2000, 0, 600'000));
     w.task_retention = std::chrono::seconds(r.Int("task_retention_s", 3600, 0, 31'536'000));
+    w.program_cache_bytes =
+        static_cast<uint64_t>(r.Int("program_cache_mb", 1024, 1, int64_t{1} << 30)) << 20;
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseApps(const toml::table& t) {
+    TableReader r(t, "apps", file_);
+    cfg_.apps.max_program_bytes =
+        static_cast<uint64_t>(r.Int("max_program_mb", 256, 1, int64_t{1} << 20)) << 20;
+    r.Finish();
+    return r.error();
+  }
+
+  Status ParseStreaming(const toml::table& t) {
+    TableReader r(t, "streaming", file_);
+    cfg_.streaming.sort_memory_bytes =
+        static_cast<uint64_t>(r.Int("sort_memory_mb", 256, 1, int64_t{1} << 20)) << 20;
+    cfg_.streaming.max_record_bytes =
+        static_cast<uint64_t>(r.Int("max_record_bytes", 1 << 20, 16, int64_t{1} << 30));
     r.Finish();
     return r.error();
   }

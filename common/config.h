@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 
@@ -114,6 +114,18 @@ struct WorkerConfig {
   uint64_t workdir_bytes = 0;               // a run's working directory; 0: no limit
   Duration kill_grace{2'000'000};           // SIGTERM, then SIGKILL after this
   Duration task_retention{3'600'000'000};   // logs and working dirs after the job ended
+  uint64_t program_cache_bytes = 1u << 30;  // programs fetched from the program store
+};
+
+// [apps]: the program store (docs/sdk.md).
+struct AppsConfig {
+  uint64_t max_program_bytes = 256u << 20;  // a program (or archive) put
+};
+
+// [streaming]: the streaming adapter (docs/sdk.md "Streaming vertices").
+struct StreamingConfig {
+  uint64_t sort_memory_bytes = 256u << 20;  // records sorted in memory before a spill
+  uint64_t max_record_bytes = 1u << 20;     // the longest record a program may write
 };
 
 // [http]: the master's read-only HTTP API and dashboard (docs/api.md).
@@ -162,6 +174,8 @@ struct ClusterConfig {
   DfsConfig dfs;
   JobsConfig jobs;
   WorkerConfig worker;
+  AppsConfig apps;
+  StreamingConfig streaming;
   HttpConfig http;
   std::vector<RackConfig> racks;
   std::vector<ComputerConfig> computers;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 

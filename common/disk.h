@@ -10,7 +10,7 @@
 #include <functional>
 #include <string_view>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 

@@ -1,5 +1,8 @@
 #include "common/json.h"
 
+#include <fmt/format.h>
+
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 namespace copse {
@@ -44,6 +47,16 @@ Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what, s
   } catch (const nlohmann::json::parse_error& e) {
     return InvalidArgument(std::string(what) + ": malformed JSON: " + e.what());
   }
+}
+
+nlohmann::json IsoTime(int64_t ms) {
+  if (ms < 0) return nullptr;
+  time_t secs = static_cast<time_t>(ms / 1000);
+  tm utc{};
+  ::gmtime_r(&secs, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03}Z", buf, ms % 1000);
 }
 
 }  // namespace copse

@@ -9,11 +9,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 
@@ -26,6 +27,10 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // when it is not JSON, or nests objects and arrays deeper than `max_depth`.
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  size_t max_depth = kMaxJsonDepth);
+
+// A time in ms since the epoch as "2026-11-24T16:01:02.345Z" (UTC), or
+// null for a negative time (not yet).
+nlohmann::json IsoTime(int64_t ms);
 
 // The deepest nesting of objects and arrays in `text`, read as JSON (strings
 // skipped); stops counting past `limit`.

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 

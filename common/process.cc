@@ -104,4 +104,14 @@ std::filesystem::path ExecutableDir() {
   return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
+std::filesystem::path InstalledDir(const std::string& build_tree, const std::string& installed) {
+  const std::filesystem::path up = ExecutableDir().parent_path();
+  std::error_code ec;
+  if (std::filesystem::is_directory(up / build_tree, ec)) return up / build_tree;
+  if (std::filesystem::is_directory(up / installed, ec)) return up / installed;
+  return up / build_tree;
+}
+
+std::filesystem::path DefaultAppsDir() { return InstalledDir("apps", "lib/copse/apps"); }
+
 }  // namespace copse

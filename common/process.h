@@ -31,4 +31,12 @@ bool ListensOn(int pid, uint16_t port);
 // daemon or tool finds the executables built beside it.
 std::filesystem::path ExecutableDir();
 
+// A directory that lies beside the executables: in a build tree at
+// <dir>/../`build_tree`, in an install at <prefix>/`installed` (docs/sdk.md
+// "Install"); the build tree's when neither exists.
+std::filesystem::path InstalledDir(const std::string& build_tree, const std::string& installed);
+// Where vertex programs are by default: the build tree's apps/, an
+// install's lib/copse/apps/.
+std::filesystem::path DefaultAppsDir();
+
 }  // namespace copse

@@ -1,4 +1,4 @@
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 

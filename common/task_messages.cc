@@ -146,6 +146,16 @@ void WriteLaunch(proto::LaunchTask::Builder out, const LaunchRequest& r) {
   out.setDescriptor(r.descriptor);
   out.setTimeoutMs(static_cast<uint64_t>(r.timeout.count() / 1000));
   out.setLabel(r.label);
+  auto programs = out.initPrograms(static_cast<unsigned>(r.programs.size()));
+  for (unsigned i = 0; i < programs.size(); ++i) {
+    const ProgramRef& p = r.programs[i];
+    programs[i].setName(p.name);
+    programs[i].setSha256(p.sha256);
+    programs[i].setPath(p.path);
+    programs[i].setSize(p.size);
+    programs[i].setEntry(p.entry);
+    programs[i].setExecutable(p.executable);
+  }
 }
 
 LaunchRequest ReadLaunch(proto::LaunchTask::Reader in) {
@@ -159,6 +169,10 @@ LaunchRequest ReadLaunch(proto::LaunchTask::Reader in) {
   r.descriptor = in.getDescriptor();
   r.timeout = Duration{static_cast<int64_t>(in.getTimeoutMs()) * 1000};
   r.label = in.getLabel();
+  for (auto p : in.getPrograms()) {
+    r.programs.push_back({p.getName(), p.getSha256(), p.getPath(), p.getSize(), p.getEntry(),
+                          p.getExecutable()});
+  }
   return r;
 }
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "common/tasks.h"
 #include "proto/scheduling.capnp.h"
 

@@ -14,6 +14,17 @@
 
 namespace copse {
 
+// A program of the program store as a job pinned it at submission
+// (docs/sdk.md): every run of the job runs exactly this content.
+struct ProgramRef {
+  std::string name;    // "NAME@VERSION", as the job's stages name it
+  std::string sha256;  // 64 lower-case hex digits
+  std::string path;    // its DFS file
+  uint64_t size = 0;
+  std::string entry;       // an archive's entry point; empty: one executable
+  bool executable = true;  // a single file put with its execute bit
+};
+
 // master -> worker: run this task.
 struct LaunchRequest {
   uint64_t task = 0;
@@ -25,6 +36,7 @@ struct LaunchRequest {
   std::string descriptor;  // JSON object for the program
   Duration timeout{0};     // 0: the worker's own limit
   std::string label;       // "count[3] v2"
+  std::vector<ProgramRef> programs;  // the job's pinned programs (vertices)
 };
 
 // A vertex run's label, "STAGE[INDEX] vVERSION" (roots write it, the master

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse {
 

@@ -71,7 +71,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/chunk.h"
 #include "dfs/dfs_types.h"
 

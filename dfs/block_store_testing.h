@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/block_store.h"
 
 namespace copse::dfs::testing {

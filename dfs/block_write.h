@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "common/net/blocking_client.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/dfs_types.h"
 
 namespace copse::dfs {

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/block_write.h"
 #include "dfs/client.h"
 #include "dfs/dfs_types.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/dfs_types.h"
 
 namespace copse::dfs {

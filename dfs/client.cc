@@ -31,11 +31,11 @@ struct DfsClient::Writing {
 };
 
 DfsClient::DfsClient(const ClusterConfig& config, std::string secret, DfsClientOptions options,
-                     std::unique_ptr<net::BlockingChannel> master)
+                     std::unique_ptr<net::RedialingChannel> master)
     : config_(config),
       secret_(std::move(secret)),
       options_(std::move(options)),
-      names_(std::make_unique<NameClient>(std::move(master), options_.timeout, options_.computer,
+      names_(std::make_unique<NameClient>(std::move(master), options_.computer,
                                           RunId{options_.task_id, options_.attempt})) {}
 
 DfsClient::~DfsClient() {
@@ -51,8 +51,12 @@ Result<std::unique_ptr<DfsClient>> DfsClient::Connect(const ClusterConfig& confi
   }
   std::string name = options.computer.empty() ? "dfs client" : "dfs client on " + options.computer;
   COPSE_ASSIGN_OR_RETURN(
-      auto ch, net::BlockingChannel::Connect(config.master.host, config.master.port, secret, name,
-                                             options.timeout, options.connect_retry));
+      auto ch, net::RedialingChannel::Connect(
+                   [&config, secret, name, timeout = options.timeout](const net::ConnectRetry& r) {
+                     return net::BlockingChannel::Connect(config.master.host, config.master.port,
+                                                          secret, name, timeout, r);
+                   },
+                   options.connect_retry, options.timeout));
   return std::unique_ptr<DfsClient>(new DfsClient(config, secret, options, std::move(ch)));
 }
 

@@ -48,7 +48,7 @@
 
 #include "common/config.h"
 #include "common/net/blocking_client.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/block_write.h"
 #include "dfs/dfs_types.h"
 #include "dfs/local_read.h"
@@ -139,7 +139,7 @@ class DfsClient {
  private:
   struct Writing;
   DfsClient(const ClusterConfig& config, std::string secret, DfsClientOptions options,
-            std::unique_ptr<net::BlockingChannel> master);
+            std::unique_ptr<net::RedialingChannel> master);
   struct PendingBlock;
   // Sends the buffered block; it is then pending until its replicas answer.
   Status FlushBlock();

@@ -19,7 +19,7 @@
 #include <string>
 #include <thread>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/block_store.h"
 #include "dfs/dfs_types.h"
 #include "dfs/local_read.h"

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "common/net/auth.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::dfs::local_read_wire {
 

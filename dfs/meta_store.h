@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::dfs {
 

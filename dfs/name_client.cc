@@ -37,14 +37,12 @@ Status Unexpected(const char* request) {
 
 }  // namespace
 
-NameClient::NameClient(std::unique_ptr<net::BlockingChannel> master,
-                       std::chrono::milliseconds timeout, std::string computer, RunId run)
-    : master_(std::move(master)), timeout_(timeout), computer_(std::move(computer)), run_(run) {}
+NameClient::NameClient(std::unique_ptr<net::RedialingChannel> master, std::string computer,
+                       RunId run)
+    : master_(std::move(master)), computer_(std::move(computer)), run_(run) {}
 
-Result<std::vector<uint8_t>> NameClient::Call(std::vector<uint8_t> request) {
-  COPSE_RETURN_IF_ERROR(
-      master_->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, std::move(request), timeout_));
-  COPSE_ASSIGN_OR_RETURN(net::Frame f, master_->Receive(timeout_));
+Result<std::vector<uint8_t>> NameClient::Call(std::vector<uint8_t> request, bool resend) {
+  COPSE_ASSIGN_OR_RETURN(net::Frame f, master_->Call(net::Protocol::kDfs, request, resend));
   if (f.protocol != net::Protocol::kDfs || f.kind != net::PayloadKind::kMessage)
     return Internal("the master answered a DFS request with something else");
   return std::move(f.payload);
@@ -60,6 +58,7 @@ Result<CreatedFile> NameClient::Create(const std::string& path, const CreateOpti
   c.setWriter(computer_);
   c.setScratchJob(o.scratch_job);
   c.setOutputJob(o.output_job);
+  c.setProgramStore(o.program_store);
   c.setTask(run_.task);
   c.setAttempt(run_.attempt);
   COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg)));
@@ -76,7 +75,7 @@ Result<CreatedFile> NameClient::Create(const std::string& path, const CreateOpti
 Result<OutputFileInfo> NameClient::OpenOutput(const std::string& path) {
   capnp::MallocMessageBuilder msg;
   msg.initRoot<DfsMessage>().initOpenOutput().setPath(path);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg)));
+  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg), /*resend=*/true));
   OutputFileInfo out;
   COPSE_RETURN_IF_ERROR(OnDfsReply(reply, [&](DfsMessage::Reader root) -> Status {
     if (root.which() != DfsMessage::OPEN_OUTPUT_REPLY) return Unexpected("OpenOutput");
@@ -151,7 +150,7 @@ Result<FileStatus> NameClient::Stat(const std::string& path, int partition) {
   auto st = msg.initRoot<DfsMessage>().initStatFile();
   st.setPath(path);
   st.setPartition(partition);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg)));
+  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg), /*resend=*/true));
   FileStatus out;
   COPSE_RETURN_IF_ERROR(OnDfsReply(reply, [&](DfsMessage::Reader root) -> Status {
     if (root.which() != DfsMessage::FILE_INFO) return Unexpected("StatFile");
@@ -164,7 +163,7 @@ Result<FileStatus> NameClient::Stat(const std::string& path, int partition) {
 Result<std::vector<ListEntry>> NameClient::List(const std::string& path) {
   capnp::MallocMessageBuilder msg;
   msg.initRoot<DfsMessage>().initListFiles().setPath(path);
-  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg)));
+  COPSE_ASSIGN_OR_RETURN(auto reply, Call(EncodeDfs(msg), /*resend=*/true));
   std::vector<ListEntry> out;
   COPSE_RETURN_IF_ERROR(OnDfsReply(reply, [&](DfsMessage::Reader root) -> Status {
     if (root.which() != DfsMessage::LIST_FILES_REPLY) return Unexpected("ListFiles");

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/net/blocking_client.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/dfs_types.h"
 #include "dfs/placement.h"
 
@@ -30,6 +30,8 @@ struct CreateOptions {
   // the job's vertex runs (DfsClient::OpenOutputPartition) and visible once
   // the master publishes the job's outputs.
   std::string output_job;
+  // A program's upload to the program store (/.apps/..., `copse app put`).
+  bool program_store = false;
 };
 
 // A file just created, as the master describes it.
@@ -44,8 +46,7 @@ class NameClient {
  public:
   // `computer`: where the client runs (empty: outside the cluster); `run`:
   // the task run it writes for (empty: none).
-  NameClient(std::unique_ptr<net::BlockingChannel> master, std::chrono::milliseconds timeout,
-             std::string computer, RunId run);
+  NameClient(std::unique_ptr<net::RedialingChannel> master, std::string computer, RunId run);
 
   Result<CreatedFile> Create(const std::string& path, const CreateOptions& options);
   // The pending output file at `path`; kNotFound when there is none.
@@ -67,11 +68,13 @@ class NameClient {
   Status ReportBadReplica(BlockId block, const std::string& computer, const std::string& reason);
 
  private:
-  // Sends an encoded request; the reply's payload.
-  Result<std::vector<uint8_t>> Call(std::vector<uint8_t> request);
+  // Sends an encoded request; the reply's payload. Reads (`resend`) are
+  // sent again when the master goes away midway and comes back within the
+  // client's wait (net::RedialingChannel); a write's lost answer is an
+  // error (sending it twice could apply it twice).
+  Result<std::vector<uint8_t>> Call(std::vector<uint8_t> request, bool resend = false);
 
-  std::unique_ptr<net::BlockingChannel> master_;
-  std::chrono::milliseconds timeout_;
+  std::unique_ptr<net::RedialingChannel> master_;
   std::string computer_;
   RunId run_;
 };

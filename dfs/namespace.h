@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/dfs_types.h"
 #include "dfs/meta_store.h"
 #include "dfs/placement.h"

@@ -10,6 +10,11 @@
 
 namespace copse::dfs {
 
+bool InProgramStore(const std::string& path) {
+  const std::string root = kAppsRoot;
+  return path == root || path.rfind(root + "/", 0) == 0;
+}
+
 std::string ScratchPath(const std::string& job, const std::string& name) {
   return std::string(kScratchRoot) + "/" + job + "/" + name;
 }

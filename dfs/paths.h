@@ -5,11 +5,15 @@
 
 #include <string>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::dfs {
 
 inline constexpr const char* kScratchRoot = "/.scratch";
+// The program store's files (`copse app put`): /.apps/NAME/VERSION.
+inline constexpr const char* kAppsRoot = "/.apps";
+// True for kAppsRoot and every path under it.
+bool InProgramStore(const std::string& path);
 
 // "/.scratch/JOB/NAME".
 std::string ScratchPath(const std::string& job, const std::string& name);

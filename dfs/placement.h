@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::dfs {
 

@@ -10,7 +10,7 @@
 
 #include "common/net/frame.h"
 #include "common/net/message.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/dfs_types.h"
 #include "proto/dfs.capnp.h"
 

@@ -46,7 +46,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "master/http_server.h"
 
 namespace copse::master {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/net/message.h"
+#include "dfs/paths.h"
 #include "dfs/protocol.h"
 #include "proto/dfs.capnp.h"
 
@@ -255,6 +256,16 @@ Status DfsService::OnCreateFile(proto::CreateFile::Reader c, Builder out, Timest
   req.output_job = c.getOutputJob();
   req.run = {c.getTask(), c.getAttempt()};
   COPSE_ASSIGN_OR_RETURN(req.placement, ReadPlacement(c.getPlacement()));
+  // The program store's area holds uploads of `copse app put` only; the
+  // program store records them (master/app_service.h).
+  const bool in_store = dfs::InProgramStore(req.path);
+  if (in_store != c.getProgramStore()) {
+    return InvalidArgument(
+        in_store ? fmt::format("{} is the program store's: put programs with `copse app put`",
+                               req.path)
+                 : fmt::format("a program is uploaded under {}/, not at {}", dfs::kAppsRoot,
+                               req.path));
+  }
   if (req.scratch_job.empty() && req.output_job.empty()) {
     // A new file grows the namespace for good; jobs' files are work already
     // admitted, which the reserve is kept for.
@@ -342,7 +353,12 @@ Status DfsService::OnStatFile(proto::StatFile::Reader st, Builder out) {
 }
 
 Status DfsService::OnDeleteFile(proto::DeleteFile::Reader d, Builder out) {
-  COPSE_RETURN_IF_ERROR(names_.Delete(d.getPath()));
+  std::string path = d.getPath();
+  if (dfs::InProgramStore(path)) {
+    return InvalidArgument(
+        fmt::format("{} is the program store's: remove programs with `copse app rm`", path));
+  }
+  COPSE_RETURN_IF_ERROR(names_.Delete(path));
   out.initDeleteReply().setFilesDeleted(1);
   return Status::Ok();
 }

@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::master {
 

@@ -7,6 +7,16 @@
 
 namespace copse::master {
 
+Result<uint64_t> NameServiceAppFiles::FileSize(const std::string& path) {
+  COPSE_ASSIGN_OR_RETURN(dfs::FileStatus st, names_.Stat(path));
+  return st.size;
+}
+
+Status NameServiceAppFiles::Delete(const std::string& path) {
+  Status s = names_.Delete(path);
+  return s.code() == StatusCode::kNotFound ? Status::Ok() : s;
+}
+
 Result<std::map<std::string, rootjob::FileFacts>> NameServiceJobFiles::InputFacts(
     const std::vector<std::string>& paths) {
   std::map<std::string, rootjob::FileFacts> out;

@@ -34,6 +34,12 @@ Status JobProtocol::OnFrame(net::Connection& conn, const net::Frame& frame) {
           return OnLogIndex(root.getLogIndex(), out);
         case JobMessage::ENGINE_STATS:
           return OnEngineStats(root.getEngineStats(), out);
+        case JobMessage::APP_PUT:
+          return OnAppPut(root.getAppPut(), out);
+        case JobMessage::APP_LIST:
+          return OnAppList(root.getAppList(), out);
+        case JobMessage::APP_REMOVE:
+          return OnAppRemove(root.getAppRemove(), out);
         default:
           return InvalidArgument("unexpected job message for the master");
       }
@@ -91,6 +97,51 @@ Status JobProtocol::OnEngineStats(proto::EngineStatsRequest::Reader r, Builder o
   nlohmann::json doc = {{"decision_latency_us", std::vector<int64_t>(lat.begin(), lat.end())}};
   out.initDocument().setJson(DumpJson(doc));
   if (r.getReset()) scheduling_.ResetStats();
+  return Status::Ok();
+}
+
+namespace {
+
+nlohmann::json AppJson(const AppRecord& r) {
+  return {{"name", r.name},         {"version", r.version}, {"sha256", r.sha256},
+          {"size", r.size},         {"entry", r.entry},     {"executable", r.executable},
+          {"shadow", r.shadow},     {"path", r.path()},     {"put_ms", r.put_ms},
+          {"put", IsoTime(r.put_ms)}};
+}
+
+}  // namespace
+
+Status JobProtocol::OnAppPut(proto::AppPutRequest::Reader r, Builder out) {
+  AppPut put;
+  put.name = r.getName();
+  put.version = r.getVersion();
+  put.size = r.getSize();
+  put.entry = r.getEntry();
+  put.shadow = r.getShadow();
+  put.sha256 = r.getSha256();
+  put.executable = r.getExecutable();
+  COPSE_ASSIGN_OR_RETURN(AppRecord rec, r.getCommit() ? apps_.Commit(put) : apps_.Prepare(put));
+  out.initDocument().setJson(DumpJson(AppJson(rec)));
+  return Status::Ok();
+}
+
+Status JobProtocol::OnAppList(proto::AppListRequest::Reader r, Builder out) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const AppRecord& rec : apps_.List(r.getName().cStr())) list.push_back(AppJson(rec));
+  out.initDocument().setJson(DumpJson(nlohmann::json{{"programs", list}}));
+  return Status::Ok();
+}
+
+Status JobProtocol::OnAppRemove(proto::AppRemoveRequest::Reader r, Builder out) {
+  COPSE_ASSIGN_OR_RETURN(
+      std::vector<AppRecord> gone,
+      apps_.Remove(r.getName(), r.getVersion(),
+                   [this](const std::string& name, const std::string& version) {
+                     return jobs_.PinnedBy(name, version);
+                   }));
+  nlohmann::json list = nlohmann::json::array();
+  for (const AppRecord& rec : gone) list.push_back(AppJson(rec));
+  out.initDocument().setJson(DumpJson(nlohmann::json{{"removed", list}}));
   return Status::Ok();
 }
 

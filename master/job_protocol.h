@@ -1,10 +1,12 @@
 // JobProtocol: the job protocol (proto/job.capnp) on the master, adapted
-// onto the JobService and, for engine statistics, the SchedulingService:
-// `copse job submit|status|list|kill|logs` and `copse bench engine`. One
-// handler per request; a failed request gets a JobError with the status.
+// onto the JobService, the AppService (the program store) and, for engine
+// statistics, the SchedulingService: `copse job submit|status|list|kill|logs`,
+// `copse app put|ls|show|rm` and `copse bench engine`. One handler per
+// request; a failed request gets a JobError with the status.
 // Thread-safety: everything runs on the master's io_context thread.
 #pragma once
 
+#include "master/app_service.h"
 #include "master/job_service.h"
 #include "master/protocol_service.h"
 #include "master/scheduling_service.h"
@@ -14,9 +16,9 @@ namespace copse::master {
 
 class JobProtocol final : public ProtocolService {
  public:
-  // REQUIRES: both outlive this.
-  JobProtocol(JobService& jobs, SchedulingService& scheduling)
-      : jobs_(jobs), scheduling_(scheduling) {}
+  // REQUIRES: every argument outlives this.
+  JobProtocol(JobService& jobs, AppService& apps, SchedulingService& scheduling)
+      : jobs_(jobs), apps_(apps), scheduling_(scheduling) {}
 
   Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
 
@@ -28,8 +30,12 @@ class JobProtocol final : public ProtocolService {
   Status OnKill(proto::KillJob::Reader r, Builder out);
   Status OnLogIndex(proto::LogIndexRequest::Reader r, Builder out);
   Status OnEngineStats(proto::EngineStatsRequest::Reader r, Builder out);
+  Status OnAppPut(proto::AppPutRequest::Reader r, Builder out);
+  Status OnAppList(proto::AppListRequest::Reader r, Builder out);
+  Status OnAppRemove(proto::AppRemoveRequest::Reader r, Builder out);
 
   JobService& jobs_;
+  AppService& apps_;
   SchedulingService& scheduling_;
 };
 

@@ -21,17 +21,6 @@ constexpr const char* kNextJobKey = "jobs/next_id";
 
 std::string JobKey(uint64_t id) { return fmt::format("{}{:020}", kJobPrefix, id); }
 
-// "2026-11-24T16:01:02.345Z", or null for -1.
-Json IsoTime(int64_t ms) {
-  if (ms < 0) return nullptr;
-  time_t secs = static_cast<time_t>(ms / 1000);
-  tm utc{};
-  ::gmtime_r(&secs, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  return fmt::format("{}.{:03}Z", buf, ms % 1000);
-}
-
 JobState ParseState(const std::string& s) {
   if (s == "running") return JobState::kRunning;
   if (s == "succeeded") return JobState::kSucceeded;
@@ -56,6 +45,32 @@ scheduler::JobAttributes Attributes(const rootjob::JobSpec& spec, uint64_t id, i
   a.slot_time = spec.settings.slot_time;
   a.expected_tasks = vertices;
   return a;
+}
+
+constexpr size_t kMaxJobCounters = 256;
+
+Json PinsToJson(const std::vector<ProgramRef>& pins) {
+  Json out = Json::array();
+  for (const ProgramRef& p : pins) {
+    out.push_back({{"name", p.name},
+                   {"sha256", p.sha256},
+                   {"path", p.path},
+                   {"size", p.size},
+                   {"entry", p.entry},
+                   {"executable", p.executable}});
+  }
+  return out;
+}
+
+std::vector<ProgramRef> PinsFromJson(const Json& j) {
+  std::vector<ProgramRef> out;
+  if (!j.is_array()) return out;
+  for (const Json& p : j) {
+    out.push_back({p.at("name").get<std::string>(), p.at("sha256").get<std::string>(),
+                   p.at("path").get<std::string>(), p.at("size").get<uint64_t>(),
+                   p.value("entry", ""), p.value("executable", true)});
+  }
+  return out;
 }
 
 // Adds a run's counters (its result document) to the job's, and keeps the
@@ -89,6 +104,24 @@ void AddCounters(Json& into, int64_t* read_local, int64_t* read_rack, int64_t* r
   }
   for (const char* key : {"bytes_written", "records_written"}) {
     if (auto v = r.find(key); v != r.end()) add(key, *v);
+  }
+  // The program's own counters (Vertex::Count), summed by name: at most
+  // kMaxJobCounters names a job; names were checked by the runtime, and
+  // are checked again here (a result file is the program's to write).
+  if (auto c = r.find("counters"); c != r.end() && c->is_object()) {
+    Json& mine = into["counters"];
+    if (!mine.is_object()) mine = Json::object();
+    for (const auto& [name, v] : c->items()) {
+      if (!(v.is_number_integer() || v.is_number_unsigned()) || name.empty() || name.size() > 64 ||
+          !std::all_of(name.begin(), name.end(), [](char ch) {
+            return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                   ch == '.' || ch == '-';
+          })) {
+        continue;
+      }
+      if (!mine.contains(name) && mine.size() >= kMaxJobCounters) continue;
+      mine[name] = mine.value(name, int64_t{0}) + v.get<int64_t>();
+    }
   }
 }
 
@@ -164,6 +197,7 @@ Json JobService::Record(const Job& j) const {
           {"counters", j.counters},
           {"restarts", j.restarts},
           {"stage_vertices", j.stage_vertices},
+          {"programs", PinsToJson(j.programs)},
           {"runs", runs}};
 }
 
@@ -191,6 +225,7 @@ Result<JobService::Job> JobService::FromRecord(const Json& r) const {
   j.progress = r.at("progress");
   j.counters = r.at("counters");
   j.restarts = r.at("restarts");
+  j.programs = PinsFromJson(r.value("programs", Json::array()));
   for (const Json& x : r.at("runs")) {
     Run run;
     run.task = x.at("task");
@@ -261,8 +296,8 @@ Status JobService::Resume(SchedulingService& scheduling) {
   for (auto& [id, j] : jobs_) {
     if (over(j)) continue;
     live.insert(id);
-    COPSE_ASSIGN_OR_RETURN(j.root_task,
-                           scheduling.AddJob(id, j.incarnation, j.attributes, j.root_task));
+    COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling.AddJob(id, j.incarnation, j.attributes,
+                                                          j.root_task, j.programs));
   }
   for (uint64_t id : files_.JobsWithFiles()) {
     if (live.count(id) != 0) continue;
@@ -347,15 +382,7 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
   // A new job grows the table; the reserve is kept for the jobs admitted.
   COPSE_RETURN_IF_ERROR(CheckDiskReserve(config_.master.data_dir, config_.dfs.reserve_bytes,
                                          text.size(), "the master", options_.free_space));
-  for (const rootjob::StageSpec& s : spec.stages) {
-    std::filesystem::path p = options_.apps_dir / s.program;
-    if (!ValidProgramName(s.program) || ::access(p.c_str(), X_OK) != 0) {
-      return InvalidArgument(
-          fmt::format("job spec: stage '{}': no program '{}' in the apps "
-                      "directory {}",
-                      s.name, s.program, options_.apps_dir.string()));
-    }
-  }
+  COPSE_ASSIGN_OR_RETURN(std::vector<ProgramRef> pins, PinPrograms(spec));
   COPSE_ASSIGN_OR_RETURN(auto facts, files_.InputFacts(rootjob::InputFiles(spec)));
   std::vector<std::string> outputs = rootjob::OutputFiles(spec);
   COPSE_RETURN_IF_ERROR(files_.OutputsFree(outputs));
@@ -379,6 +406,7 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
   }
   Job j;
   j.id = next_id_++;
+  j.programs = std::move(pins);
   j.request_id = std::string(request_id);
   j.name = spec.name;
   j.spec = rootjob::JobSpecToJson(spec);
@@ -388,7 +416,8 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
   for (const rootjob::Stage& st : dag.stages) j.stage_vertices.push_back(st.vertices);
   j.stages = spec.stages;
   j.attributes = Attributes(spec, j.id, j.vertices);
-  COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling_->AddJob(j.id, 0, j.attributes, 0));
+  COPSE_ASSIGN_OR_RETURN(j.root_task,
+                         scheduling_->AddJob(j.id, 0, j.attributes, 0, j.programs));
   Status s = Save(j);
   if (!s.ok()) {
     (void)scheduling_->EndJob(j.id);
@@ -399,6 +428,82 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
   jobs_[id] = std::move(j);
   return id;
 }
+
+Result<std::vector<ProgramRef>> JobService::PinPrograms(rootjob::JobSpec& spec) const {
+  std::vector<ProgramRef> pins;
+  auto pin = [&](std::string* program, const std::string& stage,
+                 const char* what) -> Status {
+    Result<std::optional<AppRecord>> stored =
+        options_.apps ? options_.apps->Resolve(*program) : std::optional<AppRecord>();
+    if (!stored.ok()) {
+      return Status(stored.status().code(), fmt::format("job spec: stage '{}': {}: {}", stage,
+                                                        what, stored.status().message()));
+    }
+    if (*stored) {
+      ProgramRef ref = (*stored)->Ref();
+      *program = ref.name;
+      if (std::none_of(pins.begin(), pins.end(),
+                       [&](const ProgramRef& p) { return p.name == ref.name; })) {
+        pins.push_back(std::move(ref));
+      }
+      return Status::Ok();
+    }
+    std::filesystem::path p = options_.apps_dir / *program;
+    if (!ValidProgramName(*program) || ::access(p.c_str(), X_OK) != 0) {
+      return InvalidArgument(fmt::format(
+          "job spec: stage '{}': no {} '{}' in the program store or the apps directory {}",
+          stage, what, *program, options_.apps_dir.string()));
+    }
+    return Status::Ok();
+  };
+  for (rootjob::StageSpec& s : spec.stages) {
+    COPSE_RETURN_IF_ERROR(pin(&s.program, s.name, "program"));
+    if (s.streaming && !s.streaming->combiner.empty()) {
+      COPSE_RETURN_IF_ERROR(pin(&s.streaming->combiner, s.name, "combiner"));
+    }
+  }
+  return pins;
+}
+
+std::optional<uint64_t> JobService::PinnedBy(const std::string& name,
+                                             const std::string& version) const {
+  const std::string pinned = name + "@" + version;
+  for (const auto& [id, j] : jobs_) {
+    if (over(j)) continue;
+    for (const ProgramRef& p : j.programs) {
+      if (p.name == pinned) return id;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Which content each stage runs: a pinned program of the store (with its
+// hash) or one of the apps directory.
+Json ProgramsDocument(const std::vector<rootjob::StageSpec>& stages,
+                      const std::vector<ProgramRef>& pins) {
+  Json out = Json::array();
+  auto one = [&](const std::string& stage, const std::string& program, const char* role) {
+    Json p = {{"stage", stage}, {"role", role}, {"program", program}};
+    auto pin = std::find_if(pins.begin(), pins.end(),
+                            [&](const ProgramRef& r) { return r.name == program; });
+    if (pin != pins.end()) {
+      p["source"] = "store";
+      p["sha256"] = pin->sha256;
+    } else {
+      p["source"] = "apps directory";
+    }
+    out.push_back(p);
+  };
+  for (const rootjob::StageSpec& s : stages) {
+    one(s.name, s.program, "program");
+    if (s.streaming && !s.streaming->combiner.empty()) one(s.name, s.streaming->combiner, "combiner");
+  }
+  return out;
+}
+
+}  // namespace
 
 Json JobService::Document(const Job& j) const {
   Json stages = j.progress.contains("stages") ? j.progress["stages"] : Json::array();
@@ -442,6 +547,8 @@ Json JobService::Document(const Job& j) const {
             {"core", c.value("read_core", int64_t{0})}}},
           {"bytes_written", c.value("bytes_written", int64_t{0})},
           {"records_written", c.value("records_written", int64_t{0})},
+          {"counters", c.value("counters", Json::object())},
+          {"programs", ProgramsDocument(j.stages, j.programs)},
           {"restarts", j.restarts}};
 }
 

@@ -37,8 +37,9 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/disk.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "dfs/meta_store.h"
+#include "master/app_service.h"
 #include "master/scheduling_service.h"
 #include "rootjob/job_spec.h"
 
@@ -79,6 +80,9 @@ class JobService final : public JobEvents {
  public:
   struct Options {
     std::filesystem::path apps_dir;  // where programs must be
+    // The program store, where a stage's program is looked up first
+    // (docs/sdk.md); null: the apps directory only.
+    const AppService* apps = nullptr;
     // Runs `fn` on the service's thread once the current event is handled
     // (the master posts it to its io_context). REQUIRED.
     std::function<void(std::function<void()>)> defer;
@@ -116,6 +120,9 @@ class JobService final : public JobEvents {
   Result<KillResult> Kill(uint64_t job);
   // Every run of the job (root and vertices) with where it ran.
   Result<std::string> LogIndexJson(uint64_t job) const;
+  // A job that has not ended and is pinned to NAME@VERSION, if there is one
+  // (the program store refuses to remove what such a job runs).
+  std::optional<uint64_t> PinnedBy(const std::string& name, const std::string& version) const;
 
   // ---- roots
   // kNotFound / kFailedPrecondition unless `job` runs as this incarnation with
@@ -163,6 +170,10 @@ class JobService final : public JobEvents {
     // The stages as submitted and each one's vertex count (the HTTP API's DAG).
     std::vector<rootjob::StageSpec> stages;
     std::vector<int> stage_vertices;
+    // The programs of the program store it was pinned to at submission
+    // (its spec names them NAME@VERSION); the rest come from the apps
+    // directory.
+    std::vector<ProgramRef> programs;
     // Grows with every change of the job (its status, runs or progress), so a
     // reader can tell a job it has seen from one that changed.
     uint64_t version = 0;
@@ -190,6 +201,10 @@ class JobService final : public JobEvents {
   void SaveOrRetry(Job& j);
   nlohmann::json Record(const Job& j) const;
   Result<Job> FromRecord(const nlohmann::json& r) const;
+  // Resolves every program the spec names (a stage's, a streaming
+  // combiner's) in the program store, then the apps directory; rewrites
+  // store programs as NAME@VERSION and returns their pins.
+  Result<std::vector<ProgramRef>> PinPrograms(rootjob::JobSpec& spec) const;
   // Ends the job; `by_root`: its root said so (and exits by itself).
   Status Finish(Job& j, JobState state, const std::string& failure, bool by_root);
   Job* Find(uint64_t id);

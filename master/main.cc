@@ -2,6 +2,7 @@
 // each component, wires them, and runs the event loop:
 //   membership (ClusterManager, ClusterService)
 //   name service (DfsService over the namespace in the master's RocksDB)
+//   programs (AppService: the program store, its records in the same RocksDB)
 //   jobs (JobService, its table in the same RocksDB; JobProtocol for clients)
 //   scheduling (SchedulingService: the Scheduler of the config through the
 //     one SchedulingLoop; SchedulingProtocol for workers and roots)
@@ -25,6 +26,7 @@
 #include "common/process.h"
 #include "dfs/meta_store.h"
 #include "master/api.h"
+#include "master/app_service.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
 #include "master/dfs_service.h"
@@ -98,11 +100,17 @@ int main(int argc, char** argv) {
   cluster.AddListener(&dfs);
   cluster_service.AddWorkerListener(&dfs);
 
-  // Jobs and their scheduling.
+  // The program store (copse app put), then jobs and their scheduling.
+  const std::filesystem::path apps_dir =
+      config.apps_dir.empty() ? copse::DefaultAppsDir() : config.apps_dir;
+  copse::master::NameServiceAppFiles app_files(dfs.names());
+  copse::master::AppService apps(**meta, app_files, wall,
+                                 {apps_dir, config.apps.max_program_bytes});
+  if (s = apps.Load(); !s.ok()) return Fail(s);
   copse::master::NameServiceJobFiles files(dfs.names());
   copse::master::JobService::Options jo;
-  jo.apps_dir =
-      config.apps_dir.empty() ? copse::ExecutableDir().parent_path() / "apps" : config.apps_dir;
+  jo.apps_dir = apps_dir;
+  jo.apps = &apps;
   jo.defer = [&io](std::function<void()> fn) { asio::post(io, std::move(fn)); };
   copse::master::JobService jobs(config, **meta, files, wall, jo);
   auto restarted = jobs.Load();
@@ -115,7 +123,7 @@ int main(int argc, char** argv) {
   so.restarted = *restarted;
   copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock, so);
   copse::master::SchedulingProtocol scheduling_protocol(cluster, scheduling, jobs);
-  copse::master::JobProtocol job_protocol(jobs, scheduling);
+  copse::master::JobProtocol job_protocol(jobs, apps, scheduling);
   scheduling.set_messenger(&scheduling_protocol);
   scheduling.set_jobs(&jobs);
   scheduling.set_files(&files);
@@ -155,7 +163,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<copse::master::Api> api;
   if (config.http.enabled) {
     copse::master::Api::Options ao;
-    ao.dashboard_dir = copse::ExecutableDir().parent_path() / "dashboard";
+    ao.dashboard_dir = copse::InstalledDir("dashboard", "share/copse/dashboard");
     if (!config.http.token_file.empty()) {
       auto token = copse::net::LoadSecret(config.http.token_file);
       if (!token.ok()) return Fail(token.status().WithContext("[http] token_file"));

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "common/net/connection.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::master {
 

@@ -279,7 +279,8 @@ void SchedulingService::ArmWakeup() {
 // ---- jobs -------------------------------------------------------------------
 
 Result<uint64_t> SchedulingService::AddJob(uint64_t job, uint32_t incarnation,
-                                           const scheduler::JobAttributes& a, uint64_t root_task) {
+                                           const scheduler::JobAttributes& a, uint64_t root_task,
+                                           std::vector<ProgramRef> programs) {
   if (root_task == 0) {
     COPSE_RETURN_IF_ERROR(ReserveTaskIds(1));
     root_task = NewTaskId();
@@ -289,6 +290,7 @@ Result<uint64_t> SchedulingService::AddJob(uint64_t job, uint32_t incarnation,
   e.attributes.root_in_cluster = true;
   COPSE_RETURN_IF_ERROR(loop_->Handle(e, clock_.Now()));
   job_state_[job] = Job{root_task, incarnation, {}, false};
+  job_state_[job].programs = std::move(programs);
   Task t;
   t.id = root_task;
   t.job = job;
@@ -477,6 +479,7 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
       r.descriptor = t.root ? "{}" : t.descriptor;
       r.timeout = t.timeout;
       r.label = t.label;
+      if (!t.root) r.programs = j.programs;
       if (!messenger_->Launch(t.computer, r)) {
         // Its worker is not connected: the task waits again.
         return loop_->Handle(scheduler::TaskStartFailed{d.task}, at);

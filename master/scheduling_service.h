@@ -39,7 +39,7 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/net/backoff.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "common/tasks.h"
 #include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
@@ -141,9 +141,10 @@ class SchedulingService final : public scheduler::DecisionSink,
 
   // ---- jobs (the job service)
   // A job to admit, in submission order, whose root is `root_task` (0: a new
-  // id). Returns the root's task id.
+  // id), with the programs of the program store it was pinned to (every
+  // launch of its vertices carries them). Returns the root's task id.
   Result<uint64_t> AddJob(uint64_t job, uint32_t incarnation, const scheduler::JobAttributes& a,
-                          uint64_t root_task);
+                          uint64_t root_task, std::vector<ProgramRef> programs = {});
   // The job is over: its tasks are killed, and its root — at once when the
   // job was killed; after `root_grace` when the root said the job is over
   // (it exits by itself as soon as the master answers).
@@ -251,6 +252,7 @@ class SchedulingService final : public scheduler::DecisionSink,
     uint64_t tasks_version = 0;   // TasksVersion
     Timestamp root_heard{0};      // the root's last message, or its start
     bool root_kill_sent = false;  // killed for being quiet
+    std::vector<ProgramRef> programs;  // pinned at submission
   };
 
   void Handle(const scheduler::Event& e);

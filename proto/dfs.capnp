@@ -76,6 +76,9 @@ struct CreateFile {
   # runs commit its partitions, OpenOutput finds it); invisible until the
   # master publishes the job's outputs.
   outputJob @8 :Text;
+  # True: a program's upload into the program store (/.apps/..., `copse app
+  # put`), the only way a file there is made.
+  programStore @9 :Bool;
 }
 
 struct CreateFileReply {

@@ -3,7 +3,8 @@
 # asks. Every request gets its reply or a JobError.
 #
 #   client -> master         submit, status, list, kill, where a job's logs are,
-#                            the engine's latency samples (copse bench engine)
+#                            the engine's latency samples (copse bench engine),
+#                            the program store (copse app put|ls|show|rm)
 #   client -> worker control a task's log
 #
 # Job documents travel as JSON: the master builds each once, and
@@ -75,6 +76,29 @@ struct TaskLogReply {
   truncated @1 :Bool;       # only the end of it
 }
 
+# `copse app put`, in two steps around the upload (docs/sdk.md): prepare
+# (commit false) checks the put and answers the record to upload for (its
+# version and path); commit records the uploaded file with its SHA-256.
+struct AppPutRequest {
+  name @0 :Text;
+  version @1 :Text;         # empty (prepare): the next whole number
+  size @2 :UInt64;
+  entry @3 :Text;           # a .tar archive's entry point; empty: one executable
+  shadow @4 :Bool;          # take the place of the apps directory's program
+  sha256 @5 :Text;          # commit only
+  commit @6 :Bool;
+  executable @7 :Bool;      # a single file with its execute bit
+}
+
+struct AppListRequest {
+  name @0 :Text;            # empty: every program
+}
+
+struct AppRemoveRequest {
+  name @0 :Text;
+  version @1 :Text;         # empty: every version
+}
+
 struct JobMessage {
   union {
     error @0 :JobError;
@@ -89,5 +113,8 @@ struct JobMessage {
     taskLog @9 :TaskLogRequest;
     taskLogReply @10 :TaskLogReply;
     engineStats @11 :EngineStatsRequest;
+    appPut @12 :AppPutRequest;        # answered with a document: the record
+    appList @13 :AppListRequest;      # {"programs": [...]}
+    appRemove @14 :AppRemoveRequest;  # {"removed": [...]}
   }
 }

@@ -41,6 +41,17 @@ struct LaunchTask {
   descriptor @6 :Text;      # JSON for the program; the worker adds its own fields
   timeoutMs @7 :UInt64;     # wall-clock limit asked by the job; 0: the worker's own
   label @8 :Text;           # "count[3] v2", for logs and status
+  programs @9 :List(ProgramRef);  # the job's programs of the program store, as pinned
+}
+
+# A program of the program store as a job pinned it (docs/sdk.md).
+struct ProgramRef {
+  name @0 :Text;            # "NAME@VERSION", as the job's stages name it
+  sha256 @1 :Text;          # of its content, 64 hex digits
+  path @2 :Text;            # its DFS file (/.apps/NAME/VERSION)
+  size @3 :UInt64;
+  entry @4 :Text;           # a .tar archive's entry point; empty: one executable
+  executable @5 :Bool;      # a single file put with its execute bit
 }
 
 struct KillTask {

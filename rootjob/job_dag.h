@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::rootjob {
 

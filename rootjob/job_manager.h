@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "rootjob/job_dag.h"
 
 namespace copse::rootjob {

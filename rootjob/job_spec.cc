@@ -1,5 +1,6 @@
 #include "rootjob/job_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -168,11 +169,49 @@ Result<InputSpec> ParseInput(const Json& j, const std::string& where) {
   return in;
 }
 
+Result<StreamingSpec> ParseStreaming(const Json& j, const std::string& where) {
+  if (!j.is_object()) return Bad(where, std::string("must be an object, not ") + TypeName(j));
+  COPSE_RETURN_IF_ERROR(CheckKeys(j, where, {"format", "sort", "combiner", "range_bounds"}));
+  StreamingSpec s;
+  COPSE_ASSIGN_OR_RETURN(std::string format, GetString(j, "format", where, false));
+  if (!format.empty()) s.format = format;
+  if (s.format != "text" && s.format != "binary") {
+    return Bad(where, "'format' must be \"text\" or \"binary\", not '" +
+                          EscapeForLog(Excerpt(s.format)) + "'");
+  }
+  COPSE_ASSIGN_OR_RETURN(std::string sort, GetString(j, "sort", where, false));
+  if (!sort.empty()) s.sort = sort;
+  if (s.sort != "auto" && s.sort != "yes" && s.sort != "no") {
+    return Bad(where, "'sort' must be \"auto\", \"yes\" or \"no\", not '" +
+                          EscapeForLog(Excerpt(s.sort)) + "'");
+  }
+  COPSE_ASSIGN_OR_RETURN(s.combiner, GetString(j, "combiner", where, false));
+  if (!s.combiner.empty() && !ValidProgramRef(s.combiner)) {
+    return Bad(where, "combiner '" + EscapeForLog(Excerpt(s.combiner)) + "' is not a program name");
+  }
+  if (auto it = j.find("range_bounds"); it != j.end()) {
+    if (!it->is_array() || it->size() > 10'000) {
+      return Bad(where, "'range_bounds' must be a list of at most 10000 strings");
+    }
+    for (const Json& b : *it) {
+      if (!b.is_string() || b.get_ref<const std::string&>().size() > 1024) {
+        return Bad(where, "'range_bounds' must hold strings of at most 1024 bytes");
+      }
+      s.range_bounds.push_back(b.get<std::string>());
+    }
+    if (!std::is_sorted(s.range_bounds.begin(), s.range_bounds.end())) {
+      return Bad(where, "'range_bounds' must be sorted ascending");
+    }
+  }
+  return s;
+}
+
 Result<StageSpec> ParseStage(const Json& j, size_t index, const SpecLimits& limits) {
   std::string where = "stage " + std::to_string(index);
   if (!j.is_object()) return Bad(where, std::string("must be an object, not ") + TypeName(j));
   COPSE_RETURN_IF_ERROR(
-      CheckKeys(j, where, {"name", "program", "params", "vertices", "inputs", "output"}));
+      CheckKeys(j, where,
+                {"name", "program", "params", "vertices", "inputs", "output", "streaming"}));
   StageSpec s;
   COPSE_ASSIGN_OR_RETURN(s.name, GetString(j, "name", where, true));
   if (s.name.empty() || s.name.size() > 64 ||
@@ -188,10 +227,14 @@ Result<StageSpec> ParseStage(const Json& j, size_t index, const SpecLimits& limi
     return Bad(where, "program '" + EscapeForLog(s.program) +
                           "' is a path; name a program of the cluster's apps directory");
   }
-  if (!ValidProgramName(s.program)) {
+  if (!ValidProgramRef(s.program)) {
     return Bad(where, "program '" + EscapeForLog(s.program) +
                           "' is not a program name (a lower-case letter, then lower-case letters, "
-                          "digits, '-' or '_')");
+                          "digits, '-' or '_'; then, for a version of the program store, '@' and "
+                          "the version)");
+  }
+  if (auto it = j.find("streaming"); it != j.end()) {
+    COPSE_ASSIGN_OR_RETURN(s.streaming, ParseStreaming(*it, where + " streaming"));
   }
   if (auto it = j.find("params"); it != j.end()) {
     if (!it->is_object()) {
@@ -392,6 +435,13 @@ std::string JobSpecToJson(const JobSpec& spec) {
                   {"inputs", inputs}};
     if (s.vertices > 0) stage["vertices"] = s.vertices;
     if (!s.output.empty()) stage["output"] = s.output;
+    if (s.streaming) {
+      const StreamingSpec& how = *s.streaming;
+      Json sj = {{"format", how.format}, {"sort", how.sort}};
+      if (!how.combiner.empty()) sj["combiner"] = how.combiner;
+      if (!how.range_bounds.empty()) sj["range_bounds"] = how.range_bounds;
+      stage["streaming"] = sj;
+    }
     stages.push_back(stage);
   }
   return DumpJson(Json{{"name", spec.name}, {"settings", settings}, {"stages", stages}});

@@ -25,7 +25,7 @@
 
 #include "common/clock.h"
 #include "common/program_name.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "rootjob/job_dag.h"
 
 namespace copse::rootjob {
@@ -51,13 +51,23 @@ struct InputSpec {
   Connection connection = Connection::kPointwise;
 };
 
+// How a stage runs a program that does not link the vertex runtime
+// (docs/sdk.md "Streaming vertices"): the spec's "streaming" object.
+struct StreamingSpec {
+  std::string format = "text";  // "text" or "binary"
+  std::string sort = "auto";    // "auto", "yes" or "no"
+  std::string combiner;         // a program each output bucket runs through; empty: none
+  std::vector<std::string> range_bounds;  // a range partitioner's bounds; empty: hash
+};
+
 struct StageSpec {
   std::string name;
-  std::string program;      // a name in the apps directory
+  std::string program;      // NAME or NAME@VERSION: the program store's, or the apps directory's
   std::string params_json;  // a JSON object, handed to the program as it was given
   int vertices = 0;         // 0: as many as its pointwise input has items
   std::vector<InputSpec> inputs;
   std::string output;  // a DFS path this stage writes (one partition per vertex), or empty
+  std::optional<StreamingSpec> streaming;
 };
 
 struct PoolSettings {

@@ -343,7 +343,9 @@ VertexTaskRequest RootTask::BuildTask(const RunId& r) {
   d.program = st.program;
   d.params = st.params_json;
   d.scratch_job = std::to_string(options_.job);
+  bool gathered = false;  // an input from another stage, all-to-all or gathered
   for (const InputPiece& p : jm_->Inputs(r)) {
+    gathered |= !p.from_file && p.many_to_one;
     InputRef in;
     in.input = p.input;
     in.from_file = p.from_file;
@@ -369,6 +371,12 @@ VertexTaskRequest RootTask::BuildTask(const RunId& r) {
     d.scratch_prefix =
         ScratchPrefix(options_.job, options_.incarnation, st.name, r.vertex.index, r.version);
   }
+  // How a streaming program runs, should the stage's program be one.
+  StreamingSpec streaming = st.streaming.value_or(StreamingSpec{});
+  d.streaming.format = streaming.format;
+  d.streaming.sort = streaming.sort == "yes" || (streaming.sort == "auto" && gathered);
+  d.streaming.combiner = streaming.combiner;
+  d.streaming.bounds = streaming.range_bounds;
   VertexTaskRequest t;
   t.program = st.program;
   t.descriptor = DescriptorToJson(d);

@@ -67,7 +67,12 @@ std::string DescriptorToJson(const VertexDescriptor& d) {
                        {"buckets", d.buckets},
                        {"scratch_prefix", d.scratch_prefix},
                        {"output", d.output},
-                       {"output_partition", d.output_partition}});
+                       {"output_partition", d.output_partition},
+                       {"streaming",
+                        {{"format", d.streaming.format},
+                         {"sort", d.streaming.sort},
+                         {"combiner", d.streaming.combiner},
+                         {"bounds", d.streaming.bounds}}}});
 }
 
 Result<std::string> CompleteDescriptor(const std::string& root_part, const VertexDescriptor& run) {
@@ -83,6 +88,9 @@ Result<std::string> CompleteDescriptor(const std::string& root_part, const Verte
   d["secret_fd"] = run.secret_fd;
   d["result_file"] = run.result_file;
   d["launch_received_ns"] = run.launch_received_ns;
+  d["contract"] = run.contract;
+  if (!run.exec.empty()) d["exec"] = run.exec;
+  if (!run.combiner_exec.empty()) d["combiner_exec"] = run.combiner_exec;
   return DumpJson(d, 2);
 }
 
@@ -109,6 +117,16 @@ Result<VertexDescriptor> ParseDescriptor(const std::string& text) {
   GetOr(j, "output", &d.output);
   GetOr(j, "output_partition", &d.output_partition);
   GetOr(j, "launch_received_ns", &d.launch_received_ns);
+  GetOr(j, "contract", &d.contract);
+  GetOr(j, "exec", &d.exec);
+  GetOr(j, "combiner_exec", &d.combiner_exec);
+  if (auto st = j.find("streaming"); st != j.end()) {
+    if (!st->is_object()) return InvalidArgument("task descriptor: 'streaming' is not an object");
+    GetOr(*st, "format", &d.streaming.format);
+    GetOr(*st, "sort", &d.streaming.sort);
+    GetOr(*st, "combiner", &d.streaming.combiner);
+    GetOr(*st, "bounds", &d.streaming.bounds);
+  }
   if (auto p = j.find("params"); p != j.end()) {
     if (!p->is_object()) return InvalidArgument("task descriptor: 'params' is not an object");
     d.params = p->dump();
@@ -143,6 +161,7 @@ std::string ResultToJson(const VertexResult& r) {
             {"buckets", r.buckets}};
   if (r.input_lost) j["input_lost"] = *r.input_lost;
   if (!r.error.empty()) j["error"] = r.error;
+  if (!r.counters.empty()) j["counters"] = r.counters;
   return DumpJson(j);
 }
 
@@ -163,6 +182,11 @@ VertexResult ParseResult(const std::string& text) {
     r.input_lost = l->get<int>();
   }
   GetOr(j, "error", &r.error);
+  if (auto c = j.find("counters"); c != j.end() && c->is_object()) {
+    for (const auto& [name, v] : c->items()) {
+      if (v.is_number_integer()) r.counters[name] = v.get<int64_t>();
+    }
+  }
   return r;
 }
 

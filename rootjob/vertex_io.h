@@ -14,11 +14,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::rootjob {
 
@@ -43,6 +44,16 @@ struct InputRef {
   int64_t bytes = 0;  // what the root expects it to hold
 };
 
+// How a stage runs a program that does not link the vertex runtime (the
+// streaming adapter, apps/streaming/). The root writes it for every vertex;
+// programs that link the runtime ignore it.
+struct StreamingDescriptor {
+  std::string format = "text";  // "text" or "binary"
+  bool sort = false;            // the inputs merged in key order
+  std::string combiner;         // a program (name) each bucket runs through; empty: none
+  std::vector<std::string> bounds;  // a range partitioner's; empty: hash
+};
+
 struct VertexDescriptor {
   // Written by the root.
   uint64_t job = 0;
@@ -58,6 +69,7 @@ struct VertexDescriptor {
   std::string scratch_prefix;  // (with the attempt: the scratch file)
   std::string output;          // the DFS output file this vertex writes
   int output_partition = 0;    // its partition of it
+  StreamingDescriptor streaming;
   // Added by the worker.
   uint64_t task = 0;
   uint32_t attempt = 0;
@@ -67,13 +79,17 @@ struct VertexDescriptor {
   int secret_fd = -1;
   std::string result_file;
   int64_t launch_received_ns = 0;
+  int contract = 0;           // the vertex contract the worker speaks (copse/vertex.h)
+  std::string exec;           // a streaming run: the program's path; empty: not streaming
+  std::string combiner_exec;  // ... and its combiner's
 };
 
 // The root's part, as the JSON object it submits.
 std::string DescriptorToJson(const VertexDescriptor& d);
 // The whole task.json: the root's part (a JSON object, as submitted) with
 // the worker's fields of `run` added (task, attempt, job, incarnation,
-// computer, config, secret_fd, result_file, launch_received_ns).
+// computer, config, secret_fd, result_file, launch_received_ns, contract,
+// and exec and combiner_exec when not empty).
 // kInvalidArgument when the root's part is not a JSON object.
 Result<std::string> CompleteDescriptor(const std::string& root_part, const VertexDescriptor& run);
 
@@ -89,6 +105,7 @@ struct VertexResult {
   std::vector<int64_t> buckets;   // bytes per output bucket
   std::optional<int> input_lost;  // the index in `inputs` of a piece it could not read
   std::string error;
+  std::map<std::string, int64_t> counters;  // the program's own (Vertex::Count)
 };
 
 std::string ResultToJson(const VertexResult& r);

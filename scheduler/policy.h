@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/events.h"
 

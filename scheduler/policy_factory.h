@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/policy.h"
 #include "scheduler/topology.h"
 

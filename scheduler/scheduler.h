@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/cluster_state.h"
 #include "scheduler/events.h"
 #include "scheduler/policy.h"

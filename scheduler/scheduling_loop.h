@@ -32,7 +32,7 @@
 #include <optional>
 
 #include "common/clock.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::scheduler {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/events.h"
 
 namespace copse::scheduler {

@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::sim {
 

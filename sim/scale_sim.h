@@ -44,7 +44,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::sim {
 

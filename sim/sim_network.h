@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace simgrid::s4u {
 class Engine;

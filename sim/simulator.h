@@ -26,7 +26,7 @@
 
 #include "apps/instances.h"
 #include "common/config.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "sim/cost_model.h"
 
 namespace copse::sim {

@@ -157,7 +157,7 @@ TEST_F(EngineTest, BadInputIsRefusedClearlyAndTheDaemonsKeepRunning) {
           "inputs": [{"stage": "ghost"}]}]})",
        2, "stage 'a': no stage 'ghost'"},
       {R"({"name": "x", "stages": [{"name": "a", "program": "missing", "vertices": 1}]})", 2,
-       "stage 'a': no program 'missing' in the apps directory"},
+       "stage 'a': no program 'missing' in the program store or the apps directory"},
       {R"({"name": "x", "stages": [{"name": "a", "program": "../../bin/copse", "vertices": 1}]})",
        2, "is a path"},
       {R"({"name": "x", "stages": [{"name": "a", "program": "noop", "vertices": 2},

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <asio/post.hpp>
 #include <iostream>
 #include <random>
 
@@ -11,6 +12,7 @@
 #include "common/net/auth.h"
 #include "common/process.h"
 #include "dfs/chunk_memory.h"
+#include "worker/program_cache.h"
 #include "worker/task_manager.h"
 #include "worker/task_service.h"
 #include "worker/worker_agent.h"
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
   to.config_path = std::filesystem::absolute(config.source);
   to.data_dir = computer->data_dir;
   to.bin_dir = copse::ExecutableDir();
-  to.apps_dir = config.apps_dir.empty() ? to.bin_dir.parent_path() / "apps" : config.apps_dir;
+  to.apps_dir = config.apps_dir.empty() ? copse::DefaultAppsDir() : config.apps_dir;
+  to.lib_dir = copse::ExecutableDir().parent_path() / "lib";
   to.secret = env->secret;
   to.limits.timeout = config.worker.vertex_timeout;
   to.limits.memory_bytes = config.worker.memory_bytes;
@@ -73,7 +76,16 @@ int main(int argc, char** argv) {
   to.limits.workdir_bytes = config.worker.workdir_bytes;
   to.limits.kill_grace = config.worker.kill_grace;
   to.limits.retention = config.worker.task_retention;
-  copse::worker::TaskManager tasks(io, to, clock, task_service);
+  // Programs: the apps directory's, and the program store's, fetched into
+  // a cache in the data dir (docs/sdk.md).
+  copse::worker::ProgramCache::Options po;
+  po.dir = computer->data_dir / "programs";
+  po.apps_dir = to.apps_dir;
+  po.max_bytes = config.worker.program_cache_bytes;
+  po.computer = computer->name;
+  po.post = [&io](std::function<void()> fn) { asio::post(io, std::move(fn)); };
+  copse::worker::ProgramCache programs(config, env->secret, po);
+  copse::worker::TaskManager tasks(io, to, clock, task_service, programs);
   tasks.Sweep();
   task_service.set_manager(&tasks);
   agent.AddPart(copse::net::Protocol::kScheduling, &task_service);

@@ -18,6 +18,7 @@
 #include "common/process.h"
 #include "common/program_name.h"
 #include "common/text.h"
+#include "copse/vertex.h"
 #include "rootjob/vertex_io.h"
 
 namespace copse::worker {
@@ -28,6 +29,17 @@ constexpr uint64_t kMaxLogTail = 1u << 20;   // an overflowing log keeps at most
 constexpr size_t kMaxResultBytes = 1 << 20;  // result.json read at most
 constexpr int kSecretFd = 3;
 constexpr const char* kRootProgram = "copse-rootjob";
+constexpr const char* kStreamProgram = "copse-stream";
+
+// The combiner a stage's descriptor names for a streaming run, if any.
+std::string CombinerOf(const std::string& descriptor) {
+  nlohmann::json d = nlohmann::json::parse(descriptor, nullptr, /*allow_exceptions=*/false);
+  if (!d.is_object()) return "";
+  auto s = d.find("streaming");
+  if (s == d.end() || !s->is_object()) return "";
+  auto c = s->find("combiner");
+  return c != s->end() && c->is_string() ? c->get<std::string>() : "";
+}
 
 std::string ReadUpTo(const std::filesystem::path& p, size_t max) {
   std::ifstream in(p, std::ios::binary);
@@ -75,6 +87,10 @@ struct TaskManager::Task {
   int64_t spawned_ns = 0;
   Duration timeout{Duration::max()};
   int polls = 0;
+  // Its programs: the names it needs (the program, a combiner) and what
+  // the program source found for each so far.
+  std::vector<std::string> wanted;
+  std::vector<ResolvedProgram> found;
   // Set when it is being killed.
   bool killing = false;
   bool requested = false;  // by the master
@@ -83,8 +99,13 @@ struct TaskManager::Task {
 };
 
 TaskManager::TaskManager(asio::io_context& io, TaskManagerOptions options, const Clock& clock,
-                         TaskReporter& reporter)
-    : io_(io), options_(std::move(options)), clock_(clock), reporter_(reporter), poll_(io) {}
+                         TaskReporter& reporter, ProgramSource& programs)
+    : io_(io),
+      options_(std::move(options)),
+      clock_(clock),
+      reporter_(reporter),
+      programs_(programs),
+      poll_(io) {}
 
 TaskManager::~TaskManager() { KillAll(); }
 
@@ -93,46 +114,114 @@ std::filesystem::path TaskManager::TaskDir(uint64_t job, uint64_t task, uint32_t
          (std::to_string(task) + "." + std::to_string(attempt));
 }
 
-Result<std::filesystem::path> TaskManager::ProgramPath(const LaunchRequest& r) const {
-  if (r.root) return options_.bin_dir / kRootProgram;
-  if (!ValidProgramName(r.program)) {
-    return InvalidArgument(fmt::format("'{}' is not a program name", r.program));
-  }
-  std::filesystem::path p = options_.apps_dir / r.program;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec) || ::access(p.c_str(), X_OK) != 0) {
-    return NotFound(fmt::format("no program '{}' in the apps directory {} on {}", r.program,
-                                options_.apps_dir.string(), options_.computer));
-  }
-  return p;
-}
-
 void TaskManager::Launch(const LaunchRequest& r) {
   Key key{r.task, r.attempt};
   if (tasks_.count(key) != 0 || unacked_.count(key) != 0) return;  // a repeated launch
   auto t = std::make_unique<Task>();
   t->request = r;
   t->received_ns = MonotonicNs();
+  t->started = clock_.Now();  // until its program runs: since the launch came
   t->dir = TaskDir(r.job, r.task, r.attempt);
-  Task& task = *t;
-  tasks_[key] = std::move(t);
-  Status s = Start(task, r);
-  if (!s.ok()) {
-    tasks_.erase(key);
-    // A missing program or a bad descriptor is the job's problem: the run
-    // fails (its root decides); trouble of this worker's is a start failure.
-    bool job_fault = s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;
-    Failed(r, job_fault ? ExitKind::kFailed : ExitKind::kStartFailed, s.message());
-    return;
+  if (!r.root) {
+    t->wanted.push_back(r.program);
+    if (std::string c = CombinerOf(r.descriptor); !c.empty()) t->wanted.push_back(c);
   }
-  spdlog::info("task {} attempt {} ({} of job {}) started, pid {}", r.task, r.attempt, r.label,
-               r.job, task.process->pid());
-  reporter_.TaskStarted(r.task, r.attempt, task.process->pid());
+  tasks_[key] = std::move(t);
+  ResolveNext(key);
   ArmPoll();
 }
 
-Status TaskManager::Start(Task& t, const LaunchRequest& r) {
-  COPSE_ASSIGN_OR_RETURN(std::filesystem::path program, ProgramPath(r));
+void TaskManager::ResolveNext(Key key) {
+  Task& t = *tasks_.at(key);
+  if (t.found.size() == t.wanted.size()) {
+    Begin(key);
+    return;
+  }
+  std::weak_ptr<int> alive = alive_;
+  programs_.Resolve(t.wanted[t.found.size()], t.request.programs,
+                    [this, alive, key](Result<ResolvedProgram> r) {
+                      if (alive.expired()) {
+                        return;
+                      }
+                      OnResolved(key, std::move(r));
+                    });
+}
+
+void TaskManager::OnResolved(Key key, Result<ResolvedProgram> r) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) {  // killed (or timed out) while its program was on its way
+    if (r.ok()) programs_.Release(r->lease);
+    return;
+  }
+  Task& t = *it->second;
+  if (r.ok()) t.found.push_back(*r);
+  if (!r.ok()) {
+    // A missing, corrupt or refused program is the job's problem: the run
+    // fails (its root decides); trouble reaching the DFS is this worker's.
+    StatusCode c = r.status().code();
+    bool job_fault = c == StatusCode::kNotFound || c == StatusCode::kInvalidArgument ||
+                     c == StatusCode::kCorruption;
+    Failed(key, job_fault ? ExitKind::kFailed : ExitKind::kStartFailed, r.status().message());
+    return;
+  }
+  ResolveNext(key);
+}
+
+void TaskManager::Begin(Key key) {
+  Task& t = *tasks_.at(key);
+  const LaunchRequest& r = t.request;
+  std::filesystem::path program = options_.bin_dir / kRootProgram;
+  std::string exec, combiner_exec;
+  if (!r.root) {
+    const ResolvedProgram& main = t.found[0];
+    if (main.contract == kVertexContract) {
+      program = main.exec;
+    } else if (main.contract != 0) {
+      Failed(key, ExitKind::kFailed,
+             fmt::format("program '{}' was built for vertex contract {}, but this worker ({}) "
+                         "runs contract {}: build it again against this install's SDK",
+                         r.program, main.contract, options_.computer, kVertexContract),
+             kExitDoNotRetry);
+      return;
+    } else {
+      // No mark of the runtime: a streaming program, run under the adapter.
+      program = options_.bin_dir / kStreamProgram;
+      exec = main.exec.string();
+    }
+    if (t.found.size() > 1) {
+      if (t.found[1].contract != 0) {
+        Failed(key, ExitKind::kFailed,
+               fmt::format("combiner '{}' links the vertex runtime; a combiner must be a "
+                           "streaming program (records on stdin, records on stdout)",
+                           t.wanted[1]),
+               kExitDoNotRetry);
+        return;
+      }
+      combiner_exec = t.found[1].exec.string();
+    }
+  }
+  Status s = Start(t, program, exec, combiner_exec);
+  if (!s.ok()) {
+    // A bad descriptor is the job's problem; trouble of this worker's is a
+    // start failure.
+    bool job_fault = s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument;
+    Failed(key, job_fault ? ExitKind::kFailed : ExitKind::kStartFailed, s.message());
+    return;
+  }
+  spdlog::info("task {} attempt {} ({} of job {}) started, pid {}", r.task, r.attempt, r.label,
+               r.job, t.process->pid());
+  reporter_.TaskStarted(r.task, r.attempt, t.process->pid());
+  ArmPoll();
+}
+
+void TaskManager::ReleasePrograms(Task& t) {
+  for (const ResolvedProgram& p : t.found) programs_.Release(p.lease);
+  t.found.clear();
+}
+
+Status TaskManager::Start(Task& t, const std::filesystem::path& program, const std::string& exec,
+                          const std::string& combiner_exec) {
+  const LaunchRequest& r = t.request;
   rootjob::VertexDescriptor run;
   run.task = r.task;
   run.attempt = r.attempt;
@@ -143,6 +232,9 @@ Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   run.secret_fd = kSecretFd;
   run.result_file = (t.dir / "result.json").string();
   run.launch_received_ns = t.received_ns;
+  run.contract = kVertexContract;
+  run.exec = exec;
+  run.combiner_exec = combiner_exec;
   COPSE_ASSIGN_OR_RETURN(std::string task_json, rootjob::CompleteDescriptor(r.descriptor, run));
   std::error_code ec;
   std::filesystem::remove_all(t.dir, ec);
@@ -174,6 +266,21 @@ Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   o.new_session = true;
   o.death_signal = SIGKILL;
   o.pass_fds = {{secret[0], kSecretFd}};
+  if (!options_.lib_dir.empty()) {
+    // Programs built against an SDK install find this install's libraries.
+    std::vector<std::string> env;
+    std::string path = options_.lib_dir.string();
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view v(*e);
+      if (v.rfind("LD_LIBRARY_PATH=", 0) == 0) {
+        if (v.size() > 16) path += ":" + std::string(v.substr(16));
+      } else {
+        env.emplace_back(v);
+      }
+    }
+    env.push_back("LD_LIBRARY_PATH=" + path);
+    o.env = std::move(env);
+  }
   auto p = Subprocess::Spawn(io_, std::move(o));
   t.spawned_ns = MonotonicNs();  // Spawn() returns once the program has been exec'd
   ::close(secret[0]);
@@ -196,9 +303,14 @@ Status TaskManager::Start(Task& t, const LaunchRequest& r) {
   return Status::Ok();
 }
 
-void TaskManager::Failed(const LaunchRequest& r, ExitKind kind, const std::string& reason) {
-  spdlog::warn("task {} attempt {} ({} of job {}) could not start: {}", r.task, r.attempt, r.label,
-               r.job, reason);
+void TaskManager::Failed(Key key, ExitKind kind, const std::string& reason, int exit_code) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return;
+  const LaunchRequest r = it->second->request;
+  ReleasePrograms(*it->second);
+  tasks_.erase(it);
+  spdlog::warn("task {} attempt {} ({} of job {}) could not start: {}", r.task, r.attempt,
+               EscapeForLog(r.label), r.job, EscapeForLog(reason));
   TaskExitReport e;
   e.task = r.task;
   e.attempt = r.attempt;
@@ -206,6 +318,7 @@ void TaskManager::Failed(const LaunchRequest& r, ExitKind kind, const std::strin
   e.root = r.root;
   e.kind = kind;
   e.reason = reason;
+  e.exit_code = exit_code;
   Report(std::move(e));
 }
 
@@ -251,6 +364,7 @@ void TaskManager::OnExit(Key key, const ExitStatus& status) {
   tasks_.erase(it);
   if (t->grace) t->grace->cancel();
   FinishLog(*t);
+  ReleasePrograms(*t);
   TaskExitReport e;
   e.task = key.first;
   e.attempt = key.second;
@@ -307,6 +421,21 @@ void TaskManager::KillNow(Task& t, const std::string& reason, bool requested) {
   t.requested = requested;
   t.kill_reason = reason;
   spdlog::info("killing task {} attempt {}: {}", t.request.task, t.request.attempt, reason);
+  if (!t.process) {
+    // Its program is still on its way: the run ends now, never started (the
+    // program's late answer finds it gone and gives its lease back).
+    TaskExitReport e;
+    e.task = t.request.task;
+    e.attempt = t.request.attempt;
+    e.job = t.request.job;
+    e.root = t.request.root;
+    e.kind = requested ? ExitKind::kKilled : ExitKind::kFailed;
+    e.reason = reason;
+    ReleasePrograms(t);
+    tasks_.erase({t.request.task, t.request.attempt});
+    Report(std::move(e));
+    return;
+  }
   (void)t.process->Signal(SIGTERM);
   t.grace = std::make_unique<asio::steady_timer>(io_, options_.limits.kill_grace);
   std::weak_ptr<int> alive = alive_;
@@ -314,16 +443,32 @@ void TaskManager::KillNow(Task& t, const std::string& reason, bool requested) {
   t.grace->async_wait([this, alive, key](const asio::error_code& ec) {
     if (ec || alive.expired()) return;
     auto it = tasks_.find(key);
-    if (it != tasks_.end()) (void)it->second->process->Signal(SIGKILL);
+    if (it != tasks_.end() && it->second->process) (void)it->second->process->Signal(SIGKILL);
   });
 }
 
 void TaskManager::KillAll() {
-  for (auto& [key, t] : tasks_) (void)t->process->Signal(SIGKILL);
+  for (auto& [key, t] : tasks_) {
+    if (t->process) (void)t->process->Signal(SIGKILL);
+  }
 }
 
 void TaskManager::CheckLimits(Task& t) {
   if (t.killing) return;
+  if (!t.process) {
+    // Fetching its program counts in its time.
+    Duration waited = clock_.Now() - t.started;
+    Duration limit = std::min(t.request.timeout > Duration{0} ? t.request.timeout : Duration::max(),
+                              options_.limits.timeout);
+    if (limit != Duration::max() && waited > limit) {
+      KillNow(t,
+              fmt::format("timed out after {:.1f} s (limit {:.1f} s) while its program was "
+                          "being fetched",
+                          ToSeconds(waited), ToSeconds(limit)),
+              false);
+    }
+    return;
+  }
   const TaskLimits& lim = options_.limits;
   Duration ran = clock_.Now() - t.started;
   if (t.timeout != Duration::max() && ran > t.timeout) {
@@ -362,7 +507,13 @@ void TaskManager::ArmPoll() {
   poll_.async_wait([this, alive](const asio::error_code& ec) {
     if (ec || alive.expired()) return;
     polling_ = false;
-    for (auto& [key, t] : tasks_) CheckLimits(*t);
+    // A check may end a run whose program has not arrived (and forget it).
+    std::vector<Key> keys;
+    for (const auto& [key, t] : tasks_) keys.push_back(key);
+    for (const Key& key : keys) {
+      auto it = tasks_.find(key);
+      if (it != tasks_.end()) CheckLimits(*it->second);
+    }
     ArmPoll();
   });
 }

@@ -2,8 +2,14 @@
 // root task or a vertex — each as a child process (common/subprocess.h), and
 // tells the master how each one starts and ends (DESIGN.md §1, §6).
 //
-// A vertex runs a program found by name in the apps directory (a strict name,
-// never a path or a shell command); a root runs copse-rootjob from the
+// A vertex runs a program the ProgramSource finds by name (one of the
+// job's pinned programs of the program store, fetched and checked, or one
+// of the apps directory: a strict name, never a path or a shell command).
+// A program built against the vertex runtime runs as it is; one built for
+// another contract version is refused (the run fails, not retried); one
+// without the runtime's mark runs as a streaming vertex, under the
+// adapter copse-stream from the worker's own directory, its path (and its
+// combiner's) in the descriptor. A root runs copse-rootjob from the
 // worker's own directory. Each task gets:
 //   - its own working directory under <data dir>/tasks/<job>/<task>.<attempt>,
 //     holding task.json (the master's descriptor completed with this worker's
@@ -12,7 +18,9 @@
 //   - its own session and process group, and a parent-death signal, so that
 //     nothing it starts outlives its worker or a kill;
 //   - the cluster secret on descriptor 3 (a pipe it reads once), never in its
-//     argv or environment.
+//     argv or environment;
+//   - the worker's own library directory first on LD_LIBRARY_PATH, so that a
+//     program built against an SDK install runs with this install's.
 // Limits (TaskLimits), each checked on a timer: wall-clock time (the job's,
 // capped by the worker's), resident memory, log size, working-directory
 // size. A task over a limit is killed and ends as failed, with the limit in
@@ -39,9 +47,10 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/status.h"
+#include "copse/status.h"
 #include "common/subprocess.h"
 #include "common/tasks.h"
+#include "worker/program_cache.h"
 
 namespace copse::worker {
 
@@ -60,7 +69,8 @@ struct TaskManagerOptions {
   std::filesystem::path config_path;  // handed to every task
   std::filesystem::path data_dir;     // tasks/ lives here
   std::filesystem::path apps_dir;     // vertex programs
-  std::filesystem::path bin_dir;      // copse-rootjob
+  std::filesystem::path bin_dir;      // copse-rootjob, copse-stream
+  std::filesystem::path lib_dir;      // the SDK's libraries, for programs built against them
   std::string secret;
   TaskLimits limits;
 };
@@ -76,9 +86,9 @@ class TaskReporter {
 
 class TaskManager {
  public:
-  // REQUIRES: io, clock and reporter outlive the manager.
+  // REQUIRES: io, clock, reporter and programs outlive the manager.
   TaskManager(asio::io_context& io, TaskManagerOptions options, const Clock& clock,
-              TaskReporter& reporter);
+              TaskReporter& reporter, ProgramSource& programs);
   ~TaskManager();
   TaskManager(const TaskManager&) = delete;
   TaskManager& operator=(const TaskManager&) = delete;
@@ -108,9 +118,16 @@ class TaskManager {
   struct Task;
   using Key = std::pair<uint64_t, uint32_t>;  // (task, attempt)
 
-  Result<std::filesystem::path> ProgramPath(const LaunchRequest& r) const;
-  Status Start(Task& t, const LaunchRequest& r);
-  void Failed(const LaunchRequest& r, ExitKind kind, const std::string& reason);
+  // Finds the next program the run needs; then Begin.
+  void ResolveNext(Key key);
+  void OnResolved(Key key, Result<ResolvedProgram> r);
+  // Starts the run with its programs found; a start that fails is reported.
+  void Begin(Key key);
+  Status Start(Task& t, const std::filesystem::path& program, const std::string& exec,
+               const std::string& combiner_exec);
+  // Reports a run that could not start and forgets it.
+  void Failed(Key key, ExitKind kind, const std::string& reason, int exit_code = -1);
+  void ReleasePrograms(Task& t);
   void OnOutput(Task& t, std::string_view bytes);
   uint64_t TailCap() const;
   void FinishLog(Task& t);
@@ -125,6 +142,7 @@ class TaskManager {
   TaskManagerOptions options_;
   const Clock& clock_;
   TaskReporter& reporter_;
+  ProgramSource& programs_;
   std::map<Key, std::unique_ptr<Task>> tasks_;
   std::map<Key, TaskExitReport> unacked_;
   std::map<uint64_t, Timestamp> ended_jobs_;  // job -> when the master said it ended

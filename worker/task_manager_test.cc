@@ -1,8 +1,10 @@
 // The worker's task manager with real child processes: programs are small
-// shell scripts in a temporary apps directory. Each test waits for the
-// manager's reports on its own event loop, with a bound.
+// shell scripts in a temporary apps directory, found by a fake program
+// source that says which contract each was built for. Each test waits for
+// the manager's reports on its own event loop, with a bound.
 #include "worker/task_manager.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include <sstream>
 
 #include "common/process.h"
+#include "common/program_name.h"
+#include "copse/vertex.h"
 
 namespace copse::worker {
 namespace {
@@ -29,6 +33,46 @@ class Recorder final : public TaskReporter {
   std::vector<std::pair<uint64_t, uint32_t>> started;
   std::vector<int> pids;
   std::vector<TaskExitReport> exits;
+};
+
+// Finds programs in the apps directory; each "links the runtime" (today's
+// contract) unless `contracts` says otherwise. With `hold`, answers wait
+// until Answer().
+class FakePrograms final : public ProgramSource {
+ public:
+  explicit FakePrograms(std::filesystem::path apps) : apps_(std::move(apps)) {}
+  void Resolve(const std::string& name, const std::vector<ProgramRef>& pinned,
+               Done done) override {
+    pinned_seen = pinned;
+    if (hold) {
+      held.push_back([this, name, done] { done(Find(name)); });
+      return;
+    }
+    done(Find(name));
+  }
+  void Release(const std::string& lease) override { released.push_back(lease); }
+  void Answer() {
+    auto h = std::move(held);
+    held.clear();
+    for (auto& f : h) f();
+  }
+
+  std::map<std::string, int> contracts;
+  bool hold = false;
+  std::vector<std::function<void()>> held;
+  std::vector<std::string> released;
+  std::vector<ProgramRef> pinned_seen;
+
+ private:
+  Result<ResolvedProgram> Find(const std::string& name) {
+    if (!ValidProgramName(name)) return InvalidArgument("'" + name + "' is not a program name");
+    std::filesystem::path p = apps_ / name;
+    if (!std::filesystem::exists(p)) return NotFound("no program '" + name + "' (fake)");
+    auto it = contracts.find(name);
+    return ResolvedProgram{p, it == contracts.end() ? kVertexContract : it->second, "lease-" + name,
+                           false};
+  }
+  std::filesystem::path apps_;
 };
 
 std::string ReadFile(const std::filesystem::path& p) {
@@ -53,6 +97,7 @@ class TaskManagerTest : public ::testing::Test {
     options_.secret = "s3cret";
     options_.limits.poll = std::chrono::milliseconds(20);
     options_.limits.kill_grace = std::chrono::milliseconds(300);
+    programs_ = FakePrograms(dir_ / "apps");
   }
   ~TaskManagerTest() override {
     manager_.reset();
@@ -67,7 +112,7 @@ class TaskManagerTest : public ::testing::Test {
   }
 
   TaskManager& Manager() {
-    if (!manager_) manager_ = std::make_unique<TaskManager>(io_, options_, clock_, rec_);
+    if (!manager_) manager_ = std::make_unique<TaskManager>(io_, options_, clock_, rec_, programs_);
     return *manager_;
   }
 
@@ -96,6 +141,7 @@ class TaskManagerTest : public ::testing::Test {
   asio::io_context io_;
   SteadyClock clock_;
   Recorder rec_;
+  FakePrograms programs_{std::filesystem::path()};
   TaskManagerOptions options_;
   std::unique_ptr<TaskManager> manager_;
 };
@@ -149,8 +195,10 @@ TEST_F(TaskManagerTest, FailuresSayWhy) {
   EXPECT_EQ(by_task[1].kind, ExitKind::kFailed);
   EXPECT_EQ(by_task[1].reason, "exit code 3");
   EXPECT_EQ(by_task[1].log_tail, "bad things\n");
+  // What the program source says is the reason, and the job's problem.
   EXPECT_EQ(by_task[2].kind, ExitKind::kFailed);
-  EXPECT_NE(by_task[2].reason.find("no program 'nosuch' in the apps directory"), std::string::npos);
+  EXPECT_EQ(by_task[2].reason, "no program 'nosuch' (fake)");
+  EXPECT_EQ(by_task[3].kind, ExitKind::kFailed);
   EXPECT_NE(by_task[3].reason.find("is not a program name"), std::string::npos);
   EXPECT_NE(by_task[4].reason.find("not JSON"), std::string::npos);
 }
@@ -229,6 +277,70 @@ TEST_F(TaskManagerTest, DirectoriesGoAfterTheRetentionOnceTheJobEnded) {
   Manager().JobEnded(7);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "data" / "tasks" / "7"));
   EXPECT_FALSE(Manager().LogPath(7, 12, 1).has_value());
+}
+
+
+TEST_F(TaskManagerTest, AStreamingProgramRunsUnderTheAdapterWithItsPathsInTheDescriptor) {
+  // The adapter, as the worker finds it beside itself; here it shows what it got.
+  std::filesystem::path adapter = dir_ / "bin" / "copse-stream";
+  std::ofstream(adapter) << "#!/bin/sh\ncp \"$1\" seen.json; echo \"$LD_LIBRARY_PATH\"\n";
+  ::chmod(adapter.c_str(), 0755);
+  options_.lib_dir = dir_ / "lib";
+  Program("mapper", "cat");
+  Program("summer", "cat");
+  programs_.contracts = {{"mapper", 0}, {"summer", 0}};
+  LaunchRequest r = Launch(21, "mapper", R"({"streaming": {"format": "text", "combiner": "summer"}})");
+  r.programs = {{"other@1", std::string(64, 'a'), "/.apps/other/1", 5, "", true}};
+  Manager().Launch(r);
+  AwaitExits(1);
+  const TaskExitReport& e = rec_.exits[0];
+  EXPECT_EQ(e.kind, ExitKind::kCompleted) << e.reason << e.log_tail;
+  EXPECT_EQ(e.log_tail.rfind((dir_ / "lib").string(), 0), 0u) << e.log_tail;
+  auto d = nlohmann::json::parse(ReadFile(dir_ / "data" / "tasks" / "7" / "21.1" / "seen.json"));
+  EXPECT_EQ(d["exec"], (dir_ / "apps" / "mapper").string());
+  EXPECT_EQ(d["combiner_exec"], (dir_ / "apps" / "summer").string());
+  EXPECT_EQ(d["contract"], kVertexContract);
+  // The job's pins went to the program source; its leases came back.
+  ASSERT_EQ(programs_.pinned_seen.size(), 1u);
+  EXPECT_EQ(programs_.pinned_seen[0].name, "other@1");
+  EXPECT_EQ(programs_.released, (std::vector<std::string>{"lease-mapper", "lease-summer"}));
+}
+
+TEST_F(TaskManagerTest, AProgramOfAnotherContractIsRefusedAndNotRetried) {
+  Program("old", "exit 0");
+  Program("vertex", "exit 0");
+  Program("mapper", "cat");
+  programs_.contracts = {{"old", kVertexContract + 1}, {"mapper", 0}};
+  Manager().Launch(Launch(31, "old"));
+  // A combiner that links the runtime cannot filter records.
+  Manager().Launch(Launch(32, "mapper", R"({"streaming": {"combiner": "vertex"}})"));
+  AwaitExits(2);
+  std::map<uint64_t, TaskExitReport> by_task;
+  for (const TaskExitReport& e : rec_.exits) by_task[e.task] = e;
+  EXPECT_EQ(by_task[31].kind, ExitKind::kFailed);
+  EXPECT_EQ(by_task[31].exit_code, kExitDoNotRetry);
+  EXPECT_NE(by_task[31].reason.find(fmt::format("built for vertex contract {}", kVertexContract + 1)),
+            std::string::npos)
+      << by_task[31].reason;
+  EXPECT_NE(by_task[32].reason.find("a combiner must be a streaming program"), std::string::npos);
+  EXPECT_TRUE(rec_.started.empty());
+  EXPECT_EQ(Manager().busy(), 0);
+}
+
+TEST_F(TaskManagerTest, AKillWhileItsProgramIsOnItsWayEndsTheRunWithoutStartingIt) {
+  Program("slow", "exit 0");
+  programs_.hold = true;
+  Manager().Launch(Launch(41, "slow"));
+  EXPECT_EQ(Manager().busy(), 1);  // it holds its slot while it waits
+  ASSERT_EQ(Manager().Running().size(), 1u);
+  Manager().Kill(41, 1, "preempted");
+  programs_.Answer();
+  AwaitExits(1);
+  EXPECT_EQ(rec_.exits[0].kind, ExitKind::kKilled);
+  EXPECT_EQ(rec_.exits[0].reason, "preempted");
+  EXPECT_TRUE(rec_.started.empty());
+  EXPECT_EQ(programs_.released, (std::vector<std::string>{"lease-slow"}));
+  EXPECT_EQ(Manager().busy(), 0);
 }
 
 }  // namespace

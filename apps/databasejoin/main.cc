@@ -29,7 +29,7 @@
 //           ORDER BY order, and sorts fewer items than the join's output.
 //           Text compares as memcmp, as SQLite's BINARY collation does.
 // The engine leaves out inputs it knows to be empty, so a piece's stage
-// input (InputRef::input) says what it is, not its position.
+// input (VertexInput::input) says what it is, not its position.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -40,12 +40,12 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 
 namespace {
 
 using copse::Status;
-using copse::apps::Vertex;
+using copse::Vertex;
 
 constexpr uint64_t kKeySpace = uint64_t{1} << 32;
 constexpr size_t kBucketFlush = 256 << 10;  // bytes buffered per phase1 bucket
@@ -172,7 +172,7 @@ Status RowParser<N>::WrongPartition(uint32_t key, uint32_t range) const {
 // A failure found in a whole input read with ReadAll, named as the runtime
 // names failures of streamed inputs.
 Status AtInput(const Vertex& v, size_t i, const Status& s) {
-  const copse::rootjob::InputRef& in = v.input(i);
+  const copse::VertexInput& in = v.input(i);
   return Status(s.code(), "input " + std::to_string(i) + " (partition " +
                               std::to_string(in.partition) + " of " + in.path +
                               "): " + s.message());
@@ -340,7 +340,7 @@ Status Phase1(Vertex& v) {
         "databasejoin phase1 reads a partition of small and of big and writes P buckets");
   }
   const auto partitions = static_cast<uint32_t>(v.buckets());
-  const auto p = static_cast<uint32_t>(v.descriptor().index);
+  const auto p = static_cast<uint32_t>(v.index());
   for (size_t i = 0; i < v.inputs(); ++i) {
     if (static_cast<uint32_t>(v.input(i).partition) != p || p >= partitions) {
       return copse::InvalidArgument("databasejoin phase1 joins partition " + std::to_string(p) +
@@ -516,7 +516,7 @@ Status Phase2(Vertex& v) {
     return copse::InvalidArgument(
         "databasejoin phase2 reads a partition of big and a bucket of every phase1 vertex");
   }
-  const auto j = static_cast<uint32_t>(v.descriptor().index);
+  const auto j = static_cast<uint32_t>(v.index());
   std::string big_text, match_data;
   std::vector<BigRow> rows;
   std::vector<Match> matches;
@@ -536,7 +536,7 @@ int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
   auto v = Vertex::Open(argc, argv, start);
   if (!v.ok()) return Vertex::FailEarly(v.status());
-  std::string role = (*v)->params().value("role", "");
+  std::string role = copse::apps::ParamsOf(**v).value("role", "");
   Status s;
   if (role == "phase1") {
     s = Phase1(**v);

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 
 namespace {
 
@@ -35,8 +35,8 @@ std::string RandomBytes(size_t n, uint64_t seed) {
   return out;
 }
 
-int Run(copse::apps::Vertex& v) {
-  const nlohmann::json& p = v.params();
+int Run(copse::Vertex& v) {
+  const nlohmann::json& p = copse::apps::ParamsOf(v);
   copse::Status s;
   if (!p.value("skip_inputs", false)) {
     for (size_t i = 0; i < v.inputs() && s.ok(); ++i) {
@@ -53,7 +53,7 @@ int Run(copse::apps::Vertex& v) {
   }
   if (int sig = p.value("signal", 0); sig > 0) ::raise(sig);
   if (p.value("garbage_result", false)) {
-    std::ofstream(v.descriptor().result_file, std::ios::binary) << RandomBytes(4096, 11);
+    std::ofstream(v.result_file(), std::ios::binary) << RandomBytes(4096, 11);
     return 0;
   }
   if (int mb = p.value("allocate_mb", 0); mb > 0) {
@@ -67,8 +67,8 @@ int Run(copse::apps::Vertex& v) {
     std::this_thread::sleep_for(std::chrono::duration<double>(hang));
   }
   if (p.value("fail", false)) {
-    std::cerr << "noop: failing, as its parameters ask (vertex " << v.descriptor().stage << "["
-              << v.descriptor().index << "])\n";
+    std::cerr << "noop: failing, as its parameters ask (vertex " << v.stage() << "["
+              << v.index() << "])\n";
     return 1;
   }
   if (int code = p.value("exit_code", 0); code != 0) {
@@ -82,8 +82,8 @@ int Run(copse::apps::Vertex& v) {
 
 int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
-  auto v = copse::apps::Vertex::Open(argc, argv, start);
-  if (!v.ok()) return copse::apps::Vertex::FailEarly(v.status());
+  auto v = copse::Vertex::Open(argc, argv, start);
+  if (!v.ok()) return copse::Vertex::FailEarly(v.status());
   try {
     return Run(**v);
   } catch (const nlohmann::json::exception& e) {

@@ -47,7 +47,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 #include "common/text.h"
 
 namespace {
@@ -56,7 +56,7 @@ using copse::Excerpt;
 using copse::InvalidArgument;
 using copse::Result;
 using copse::Status;
-using copse::apps::Vertex;
+using copse::Vertex;
 
 constexpr uint32_t kContributionsMagic = 0x31524b50;  // "PKR1"
 constexpr uint32_t kRanksMagic = 0x32524b50;          // "PKR2"
@@ -145,7 +145,7 @@ class Phase1 {
       : v_(v),
         params_(params),
         parts_(static_cast<uint64_t>(std::max(v.buckets(), 1))),
-        part_(static_cast<uint64_t>(v.descriptor().index)),
+        part_(static_cast<uint64_t>(v.index())),
         out_(parts_),
         pending_(parts_) {}
 
@@ -362,7 +362,7 @@ class Phase2 {
       : v_(v),
         params_(params),
         parts_(v.inputs()),
-        part_(static_cast<uint64_t>(v.descriptor().index)) {}
+        part_(static_cast<uint64_t>(v.index())) {}
 
   Status Run();
 
@@ -415,7 +415,7 @@ Status Phase2::Run() {
 }
 
 Status Phase2::Add(size_t input, std::string_view b) {
-  const copse::rootjob::InputRef& in = v_.input(input);
+  const copse::VertexInput& in = v_.input(input);
   const std::string from = "bucket " + Str(part_) + " of " + in.stage + "[" + Str(in.index) + "]";
   if (b.size() < sizeof(Trailer)) return copse::Corruption(from + ": too short");
   auto t = Get<Trailer>(b.data() + b.size() - sizeof(Trailer));
@@ -558,9 +558,9 @@ Status Phase2::WriteOutput(const std::vector<double>& ranks) {
 
 int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
-  auto v = copse::apps::Vertex::Open(argc, argv, start);
-  if (!v.ok()) return copse::apps::Vertex::FailEarly(v.status());
-  Result<Params> params = ParseParams((*v)->params());
+  auto v = copse::Vertex::Open(argc, argv, start);
+  if (!v.ok()) return copse::Vertex::FailEarly(v.status());
+  Result<Params> params = ParseParams(copse::apps::ParamsOf(**v));
   Status s;
   if (!params.ok()) {
     s = params.status();

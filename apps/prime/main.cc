@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 #include "common/text.h"
 
 namespace {
@@ -59,7 +59,7 @@ Status ForEachInteger(const std::string& text, size_t input, Fn&& fn) {
   return Status::Ok();
 }
 
-Status Count(copse::apps::Vertex& v, bool total) {
+Status Count(copse::Vertex& v, bool total) {
   uint64_t sum = 0, records = 0;
   for (size_t i = 0; i < v.inputs(); ++i) {
     std::string text;
@@ -77,9 +77,9 @@ Status Count(copse::apps::Vertex& v, bool total) {
 
 int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
-  auto v = copse::apps::Vertex::Open(argc, argv, start);
-  if (!v.ok()) return copse::apps::Vertex::FailEarly(v.status());
-  std::string role = (*v)->params().value("role", "");
+  auto v = copse::Vertex::Open(argc, argv, start);
+  if (!v.ok()) return copse::Vertex::FailEarly(v.status());
+  std::string role = copse::apps::ParamsOf(**v).value("role", "");
   Status s;
   if (role == "count" || role == "total") {
     s = Count(**v, role == "total");

@@ -26,13 +26,13 @@
 #include <string_view>
 #include <vector>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 
 namespace {
 
 using copse::Result;
 using copse::Status;
-using copse::apps::Vertex;
+using copse::Vertex;
 
 constexpr int64_t kMaxRecordBytes = 1 << 20;
 constexpr size_t kStagingBytes = 1 << 20;  // output gathered before a Write
@@ -40,8 +40,8 @@ constexpr size_t kStagingBytes = 1 << 20;  // output gathered before a Write
 // ---- parameters
 
 Result<int64_t> IntParam(const Vertex& v, const char* name, int64_t lo, int64_t hi) {
-  auto it = v.params().find(name);
-  if (it == v.params().end() || !it->is_number_integer() || it->get<int64_t>() < lo ||
+  auto it = copse::apps::ParamsOf(v).find(name);
+  if (it == copse::apps::ParamsOf(v).end() || !it->is_number_integer() || it->get<int64_t>() < lo ||
       it->get<int64_t>() > hi) {
     return copse::InvalidArgument("sort: params." + std::string(name) +
                                   " must be an integer from " + std::to_string(lo) + " to " +
@@ -51,8 +51,8 @@ Result<int64_t> IntParam(const Vertex& v, const char* name, int64_t lo, int64_t 
 }
 
 Result<double> FractionParam(const Vertex& v) {
-  auto it = v.params().find("fraction");
-  if (it == v.params().end() || !it->is_number() || !(it->get<double>() > 0) ||
+  auto it = copse::apps::ParamsOf(v).find("fraction");
+  if (it == copse::apps::ParamsOf(v).end() || !it->is_number() || !(it->get<double>() > 0) ||
       it->get<double>() > 1) {
     return copse::InvalidArgument("sort: params.fraction must be a number in (0, 1]");
   }
@@ -113,7 +113,7 @@ std::string_view AsChars(std::span<const uint8_t> b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
-Status NotWholeRecords(const copse::rootjob::InputRef& in, uint64_t bytes, size_t size) {
+Status NotWholeRecords(const copse::VertexInput& in, uint64_t bytes, size_t size) {
   std::string what = in.from_file ? "partition " + std::to_string(in.partition) + " of " + in.path
                                   : "the output of " + in.stage + "[" + std::to_string(in.index) +
                                         "] (" + in.path + ")";
@@ -288,8 +288,8 @@ Status Sort(Vertex& v, size_t size) {
 
 Status Run(Vertex& v) {
   COPSE_ASSIGN_OR_RETURN(int64_t size, IntParam(v, "record_bytes", 1, kMaxRecordBytes));
-  auto role = v.params().find("role");
-  std::string name = role != v.params().end() && role->is_string() ? role->get<std::string>() : "";
+  auto role = copse::apps::ParamsOf(v).find("role");
+  std::string name = role != copse::apps::ParamsOf(v).end() && role->is_string() ? role->get<std::string>() : "";
   if (name == "sample") return Sample(v, static_cast<size_t>(size));
   if (name == "partition") return Partition(v, static_cast<size_t>(size));
   if (name == "sort") return Sort(v, static_cast<size_t>(size));
@@ -301,7 +301,7 @@ Status Run(Vertex& v) {
 
 int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
-  auto v = copse::apps::Vertex::Open(argc, argv, start);
-  if (!v.ok()) return copse::apps::Vertex::FailEarly(v.status());
+  auto v = copse::Vertex::Open(argc, argv, start);
+  if (!v.ok()) return copse::Vertex::FailEarly(v.status());
   return (*v)->Finish(Run(**v));
 }

@@ -4,7 +4,7 @@
 // count descending then word ascending (byte order). Its parameter "role"
 // says which stage it plays:
 //   count  reads its text partition, counts words, and writes each word's
-//          count into bucket FNV-1a(word) mod buckets
+//          count into bucket FNV-1a(word) mod buckets (copse::HashPartitioner)
 //   sum    adds up its bucket of every count vertex; writes its words sorted
 //   merge  merges every sum vertex's sorted words and cuts the global order
 //          into as many runs of equal line counts as it has buckets
@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "apps/runtime/vertex.h"
+#include "apps/runtime/vertex_internal.h"
 
 namespace {
 
@@ -24,15 +24,6 @@ using copse::Status;
 using Counts = std::unordered_map<std::string, uint64_t>;
 
 bool Space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 // Counts words in a stream cut at arbitrary points (a word may straddle two
 // pieces).
@@ -91,7 +82,7 @@ std::string Line(const std::pair<std::string, uint64_t>& wc) {
   return wc.first + "\t" + std::to_string(wc.second) + "\n";
 }
 
-Status Count(copse::apps::Vertex& v) {
+Status Count(copse::Vertex& v) {
   Counts counts;
   WordCounter counter(&counts);
   for (size_t i = 0; i < v.inputs(); ++i) {
@@ -103,15 +94,16 @@ Status Count(copse::apps::Vertex& v) {
   }
   const int buckets = std::max(1, v.buckets());
   std::vector<std::string> out(static_cast<size_t>(buckets));
+  const std::unique_ptr<copse::Partitioner> by_word = copse::HashPartitioner();
   for (const auto& [word, n] : counts) {
-    out[Fnv1a(word) % static_cast<uint64_t>(buckets)] += Line({word, n});
+    out[static_cast<size_t>(by_word->Bucket(word, buckets))] += Line({word, n});
   }
   for (int b = 0; b < buckets; ++b) COPSE_RETURN_IF_ERROR(v.Write(b, out[b]));
   v.CountRecords(counts.size());
   return Status::Ok();
 }
 
-Status Sum(copse::apps::Vertex& v) {
+Status Sum(copse::Vertex& v) {
   Counts counts;
   for (size_t i = 0; i < v.inputs(); ++i) {
     std::string text;
@@ -125,7 +117,7 @@ Status Sum(copse::apps::Vertex& v) {
   return v.Write(0, out);
 }
 
-Status Merge(copse::apps::Vertex& v) {
+Status Merge(copse::Vertex& v) {
   Counts counts;
   for (size_t i = 0; i < v.inputs(); ++i) {
     std::string text;
@@ -144,7 +136,7 @@ Status Merge(copse::apps::Vertex& v) {
   return Status::Ok();
 }
 
-Status Write(copse::apps::Vertex& v) {
+Status Write(copse::Vertex& v) {
   uint64_t lines = 0;
   for (size_t i = 0; i < v.inputs(); ++i) {
     std::string text;
@@ -160,9 +152,9 @@ Status Write(copse::apps::Vertex& v) {
 
 int main(int argc, char** argv) {
   int64_t start = copse::apps::MarkStart();
-  auto v = copse::apps::Vertex::Open(argc, argv, start);
-  if (!v.ok()) return copse::apps::Vertex::FailEarly(v.status());
-  std::string role = (*v)->params().value("role", "");
+  auto v = copse::Vertex::Open(argc, argv, start);
+  if (!v.ok()) return copse::Vertex::FailEarly(v.status());
+  std::string role = copse::apps::ParamsOf(**v).value("role", "");
   Status s;
   if (role == "count") {
     s = Count(**v);

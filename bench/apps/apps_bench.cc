@@ -49,6 +49,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench/sim/metrics.h"
 #include "client/loopback_cluster.h"
 #include "client/master_client.h"
 #include "common/config.h"
@@ -69,11 +70,6 @@ const std::vector<std::string> kApps = {"sort", "databasejoin", "wordcount", "pr
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 Result<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/solver.h"
 
 namespace copse::bench {

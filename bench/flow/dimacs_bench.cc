@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/flow/bench_solvers.h"
+#include "bench/sim/metrics.h"
 #include "scheduler/flow/dimacs.h"
 #include "scheduler/flow/lemon/lemon_reference.h"
 
@@ -28,10 +29,6 @@ double MsSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int Run(const std::string& algorithm, int repeat, const std::vector<std::string>& files) {
   double log_sum = 0, worst = 0;

@@ -43,4 +43,8 @@ RunMetrics ComputeMetrics(const std::vector<JobTimes>& jobs);
 // for none.
 double Percentile(const std::vector<double>& sorted, double p);
 
+// The median of `values` (the mean of the middle two for an even count);
+// 0 for none. The benchmarks' summary of repeated runs.
+double Median(std::vector<double> values);
+
 }  // namespace copse::bench

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "sim/simulator.h"
 
 namespace copse::bench {

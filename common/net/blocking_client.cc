@@ -139,4 +139,40 @@ Result<Frame> BlockingChannel::Receive(std::chrono::milliseconds timeout) {
   return f;
 }
 
+bool ConnectionLost(const Status& s) {
+  return s.code() == StatusCode::kDisconnected || s.code() == StatusCode::kUnavailable;
+}
+
+Result<std::unique_ptr<RedialingChannel>> RedialingChannel::Connect(
+    Dial dial, ConnectRetry retry, std::chrono::milliseconds timeout) {
+  COPSE_ASSIGN_OR_RETURN(auto channel, dial(retry));
+  return std::unique_ptr<RedialingChannel>(
+      new RedialingChannel(std::move(dial), std::move(retry), timeout, std::move(channel)));
+}
+
+Result<Frame> RedialingChannel::Call(Protocol protocol, const std::vector<uint8_t>& request,
+                                     bool resend) {
+  const auto deadline = std::chrono::steady_clock::now() + retry_.wait;
+  while (true) {
+    Result<Frame> reply = Unavailable("not connected");
+    if (channel_) {
+      Status sent = channel_->Send(protocol, PayloadKind::kMessage, request, timeout_);
+      reply = sent.ok() ? channel_->Receive(timeout_) : Result<Frame>(sent);
+    }
+    if (reply.ok() || !ConnectionLost(reply.status())) return reply;
+    if (!resend || std::chrono::steady_clock::now() >= deadline) {
+      channel_.reset();  // the next request dials again
+      return reply;
+    }
+    // The peer went away in the middle of the request: ask again on a new
+    // connection, waiting for it as long as there is time left.
+    ConnectRetry again = retry_;
+    again.wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    Result<std::unique_ptr<BlockingChannel>> dialled = dial_(again);
+    if (!dialled.ok()) return dialled.status();
+    channel_ = std::move(*dialled);
+  }
+}
+
 }  // namespace copse::net

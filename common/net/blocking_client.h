@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/net/frame.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::net {
 
@@ -55,6 +55,44 @@ class BlockingChannel {
   struct Impl;
   explicit BlockingChannel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
+};
+
+// True for what a dropped or refused connection gives (kDisconnected,
+// kUnavailable): the peer may be back on a new connection.
+bool ConnectionLost(const Status& s);
+
+// A request-reply channel to a peer that may restart (the master): when
+// the connection drops in the middle of a request that is safe to send
+// twice (a read, or a write the peer recognises when it comes again), the
+// request is sent again on a new connection, dialled as `retry` says, for
+// at most `retry.wait` from the request's start. One mechanism for every
+// client of the master (the `copse` tool, the DFS client, the SDK).
+// Thread-safety: one thread at a time.
+class RedialingChannel {
+ public:
+  // Makes a new connection, waiting for the peer at most as long as the
+  // ConnectRetry it is given says.
+  using Dial = std::function<Result<std::unique_ptr<BlockingChannel>>(const ConnectRetry&)>;
+  // Dials the first connection.
+  static Result<std::unique_ptr<RedialingChannel>> Connect(Dial dial, ConnectRetry retry,
+                                                           std::chrono::milliseconds timeout);
+
+  // Sends `request` and waits for the reply. With `resend`, a connection
+  // lost on the way is dialled again and the request sent again, while
+  // time is left; without, the loss is the answer.
+  Result<Frame> Call(Protocol protocol, const std::vector<uint8_t>& request, bool resend);
+
+ private:
+  RedialingChannel(Dial dial, ConnectRetry retry, std::chrono::milliseconds timeout,
+                   std::unique_ptr<BlockingChannel> channel)
+      : dial_(std::move(dial)),
+        retry_(std::move(retry)),
+        timeout_(timeout),
+        channel_(std::move(channel)) {}
+  Dial dial_;
+  ConnectRetry retry_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<BlockingChannel> channel_;  // null after a failed redial
 };
 
 }  // namespace copse::net

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/net/frame.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::net {
 

@@ -22,7 +22,7 @@
 #include <exception>
 #include <string_view>
 
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::net {
 

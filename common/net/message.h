@@ -13,7 +13,7 @@
 
 #include "common/net/frame.h"
 #include "common/net/guard.h"
-#include "common/status.h"
+#include "copse/status.h"
 
 namespace copse::net {
 

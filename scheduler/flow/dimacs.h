@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/flow_graph.h"
 
 namespace copse::flow {

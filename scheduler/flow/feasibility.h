@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/layered.h"
 #include "scheduler/flow/residual_net.h"
 #include "scheduler/flow/solver.h"

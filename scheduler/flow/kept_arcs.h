@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/flow_graph.h"
 #include "scheduler/flow/residual_net.h"
 #include "scheduler/flow/wide.h"

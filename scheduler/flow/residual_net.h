@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/flow_graph.h"
 #include "scheduler/flow/solver.h"
 #include "scheduler/flow/wide.h"

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/flow_graph.h"
 
 namespace copse::flow {

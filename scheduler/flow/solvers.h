@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/racing.h"
 #include "scheduler/flow/solver.h"
 

@@ -4,7 +4,7 @@
 // tests and by `copse-flow solve --check`. Thread-safety: pure function.
 #pragma once
 
-#include "common/status.h"
+#include "copse/status.h"
 #include "scheduler/flow/flow_graph.h"
 #include "scheduler/flow/solver.h"
 

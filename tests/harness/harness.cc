@@ -93,6 +93,17 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+  if (!ec) return;
+  // A worker's program cache keeps its entries read-only: writable first.
+  for (std::filesystem::recursive_directory_iterator it(path_, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_directory(e2) && !it->is_symlink(e2)) {
+      std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::add, e2);
+    }
+  }
+  std::filesystem::remove_all(path_, ec);
 }
 
 std::vector<uint16_t> FreePorts(int n) {

@@ -1,7 +1,18 @@
-// Status and Result<T>: how Copse reports expected failures (I/O, network,
-// bad input, corrupt data) without exceptions. The code tells the caller what
-// to do next: retry later (kUnavailable), give up on this input
-// (kInvalidArgument, kCorruption), reconnect (kDisconnected), and so on.
+// copse/status.h: Status and Result<T>, how Copse reports expected failures
+// (I/O, network, bad input, corrupt data) without exceptions, in the engine
+// and in the public API (docs/sdk.md). The code tells the caller what to do
+// next: retry later (kUnavailable), give up on this input
+// (kInvalidArgument, kCorruption), reconnect (kDisconnected), and so on. A
+// vertex program's Status decides its exit code (copse/vertex.h).
+//
+//   copse::Result<int> Parse(std::string_view s);
+//   copse::Status Use(std::string_view s) {
+//     COPSE_ASSIGN_OR_RETURN(int n, Parse(s));   // returns the error, if any
+//     if (n < 0) return copse::InvalidArgument("negative");
+//     return copse::Status::Ok();
+//   }
+//
+// Both are [[nodiscard]]: an ignored Status is a compiler warning.
 // Thread-safety: plain values; safe to copy between threads.
 #pragma once
 
@@ -113,11 +124,14 @@ class [[nodiscard]] Result {
 #define COPSE_CONCAT_INNER_(a, b) a##b
 #define COPSE_CONCAT_(a, b) COPSE_CONCAT_INNER_(a, b)
 
-// Returns from the enclosing function if `expr` (a Status) is not ok.
-#define COPSE_RETURN_IF_ERROR(expr)                \
-  do {                                             \
-    ::copse::Status copse_status_ = (expr);        \
-    if (!copse_status_.ok()) return copse_status_; \
+// Returns from the enclosing function if `expr` (a Status) is not ok. (Each
+// use has a variable of its own, so uses may nest, e.g. in a lambda.)
+#define COPSE_RETURN_IF_ERROR(expr) \
+  COPSE_RETURN_IF_ERROR_IMPL_(COPSE_CONCAT_(copse_status_, __COUNTER__), expr)
+#define COPSE_RETURN_IF_ERROR_IMPL_(var, expr) \
+  do {                                         \
+    ::copse::Status var = (expr);              \
+    if (!var.ok()) return var;                 \
   } while (0)
 
 // `lhs = value of rexpr` (a Result<T>), or returns its Status.

@@ -1,0 +1,255 @@
+#include "apps/runtime/sorter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <queue>
+
+#include "apps/runtime/records.h"
+
+namespace copse::apps {
+namespace {
+
+// One sorted run on disk, read record by record.
+class RunFile {
+ public:
+  explicit RunFile(const std::filesystem::path& p) : in_(p, std::ios::binary), path_(p) {
+    in_.rdbuf()->pubsetbuf(buf_, sizeof buf_);
+  }
+  Status Open() const {
+    if (in_.is_open()) return Status::Ok();
+    return IoError(fmt::format("cannot open the sort run {}: {}", path_.string(),
+                               std::strerror(errno)));
+  }
+  // False at the end of the run; kIoError when it cannot be read.
+  Result<bool> Next() {
+    uint8_t len[4];
+    if (!in_.read(reinterpret_cast<char*>(len), 4)) {
+      if (in_.gcount() == 0 && in_.eof()) return false;
+      return Bad();
+    }
+    key_.resize(Length(len));
+    if (!in_.read(key_.data(), static_cast<std::streamsize>(key_.size()))) return Bad();
+    if (!in_.read(reinterpret_cast<char*>(len), 4)) return Bad();
+    value_.resize(Length(len));
+    if (!in_.read(value_.data(), static_cast<std::streamsize>(value_.size()))) return Bad();
+    return true;
+  }
+  const std::string& key() const { return key_; }
+  const std::string& value() const { return value_; }
+
+ private:
+  static uint32_t Length(const uint8_t* b) {
+    return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
+  }
+  Status Bad() const { return IoError("cannot read the sort run " + path_.string()); }
+  std::ifstream in_;
+  std::filesystem::path path_;
+  char buf_[1 << 16];
+  std::string key_, value_;
+};
+
+}  // namespace
+
+// The batch in memory, sorted.
+class ExternalSorter::MemoryReader final : public Reader {
+ public:
+  explicit MemoryReader(ExternalSorter& s) : s_(s) {}
+  Result<bool> Next(Record* r) override {
+    if (i_ >= s_.entries_.size()) return false;
+    const Entry& e = s_.entries_[i_++];
+    r->key = std::string_view(s_.arena_.data() + e.offset, e.key_len);
+    r->value = std::string_view(s_.arena_.data() + e.offset + e.key_len, e.value_len);
+    return true;
+  }
+
+ private:
+  ExternalSorter& s_;
+  size_t i_ = 0;
+};
+
+// Runs merged: the smallest key first; of equal keys, the older run first.
+class ExternalSorter::MergeReader final : public Reader {
+ public:
+  static Result<std::unique_ptr<MergeReader>> Open(const std::vector<std::filesystem::path>& runs) {
+    std::unique_ptr<MergeReader> m(new MergeReader());
+    for (const auto& p : runs) {
+      m->runs_.push_back(std::make_unique<RunFile>(p));
+      COPSE_RETURN_IF_ERROR(m->runs_.back()->Open());
+      COPSE_ASSIGN_OR_RETURN(bool more, m->runs_.back()->Next());
+      if (more) m->heap_.push(m->runs_.size() - 1);
+    }
+    return m;
+  }
+  Result<bool> Next(Record* r) override {
+    if (last_ >= 0) {  // the record handed out last: its run moves on
+      COPSE_ASSIGN_OR_RETURN(bool more, runs_[static_cast<size_t>(last_)]->Next());
+      if (more) heap_.push(static_cast<size_t>(last_));
+      last_ = -1;
+    }
+    if (heap_.empty()) return false;
+    size_t i = heap_.top();
+    heap_.pop();
+    last_ = static_cast<int64_t>(i);
+    r->key = runs_[i]->key();
+    r->value = runs_[i]->value();
+    return true;
+  }
+
+ private:
+  MergeReader() : heap_(Later{this}) {}
+  struct Later {
+    MergeReader* m;
+    bool operator()(size_t a, size_t b) const {
+      int c = m->runs_[a]->key().compare(m->runs_[b]->key());
+      return c != 0 ? c > 0 : a > b;
+    }
+  };
+  std::vector<std::unique_ptr<RunFile>> runs_;
+  std::priority_queue<size_t, std::vector<size_t>, Later> heap_;
+  int64_t last_ = -1;
+};
+
+ExternalSorter::ExternalSorter(std::filesystem::path dir, size_t memory_bytes, std::string name)
+    : dir_(std::move(dir)), memory_bytes_(std::max<size_t>(memory_bytes, 1)), name_(std::move(name)) {}
+
+ExternalSorter::~ExternalSorter() {
+  for (const auto& p : made_) {
+    std::error_code ec;
+    std::filesystem::remove(p, ec);
+  }
+}
+
+Status ExternalSorter::Add(std::string_view key, std::string_view value) {
+  entries_.push_back({arena_.size(), static_cast<uint32_t>(key.size()),
+                      static_cast<uint32_t>(value.size()), records_++});
+  arena_.append(key);
+  arena_.append(value);
+  if (memory_used() >= memory_bytes_) return Spill();
+  return Status::Ok();
+}
+
+void ExternalSorter::SortBatch() {
+  const char* base = arena_.data();
+  std::sort(entries_.begin(), entries_.end(), [base](const Entry& a, const Entry& b) {
+    std::string_view ka(base + a.offset, a.key_len), kb(base + b.offset, b.key_len);
+    int c = ka.compare(kb);
+    return c != 0 ? c < 0 : a.seq < b.seq;
+  });
+}
+
+std::filesystem::path ExternalSorter::NewRunPath() {
+  std::filesystem::path p = dir_ / fmt::format("{}.run{}", name_, made_.size());
+  made_.push_back(p);
+  ++runs_made_;
+  return p;
+}
+
+namespace {
+
+// Writes records to a run file in big pieces.
+class RunWriter {
+ public:
+  explicit RunWriter(const std::filesystem::path& p) : out_(p, std::ios::binary | std::ios::trunc), path_(p) {}
+  void Add(std::string_view k, std::string_view v) {
+    (void)AppendRecord(RecordFormat::kBinary, k, v, &buf_);
+    if (buf_.size() >= (1 << 16)) Flush();
+  }
+  Result<uint64_t> Close() {
+    Flush();
+    out_.close();
+    if (!out_) {
+      return IoError(fmt::format("cannot write the sort run {}: {}", path_.string(),
+                                 std::strerror(errno)));
+    }
+    return written_;
+  }
+
+ private:
+  void Flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    written_ += buf_.size();
+    buf_.clear();
+  }
+  std::ofstream out_;
+  std::filesystem::path path_;
+  std::string buf_;
+  uint64_t written_ = 0;
+};
+
+}  // namespace
+
+Status ExternalSorter::Spill() {
+  if (entries_.empty()) return Status::Ok();
+  SortBatch();
+  std::filesystem::path p = NewRunPath();
+  RunWriter w(p);
+  for (const Entry& e : entries_) {
+    w.Add(std::string_view(arena_.data() + e.offset, e.key_len),
+          std::string_view(arena_.data() + e.offset + e.key_len, e.value_len));
+  }
+  COPSE_ASSIGN_OR_RETURN(uint64_t n, w.Close());
+  spilled_bytes_ += n;
+  runs_.push_back(p);
+  entries_.clear();
+  arena_.clear();
+  arena_.shrink_to_fit();
+  return Status::Ok();
+}
+
+Status ExternalSorter::MergeRuns(size_t first, size_t n) {
+  std::vector<std::filesystem::path> group(runs_.begin() + static_cast<std::ptrdiff_t>(first),
+                                           runs_.begin() + static_cast<std::ptrdiff_t>(first + n));
+  COPSE_ASSIGN_OR_RETURN(auto in, MergeReader::Open(group));
+  std::filesystem::path p = NewRunPath();
+  RunWriter w(p);
+  Record r;
+  while (true) {
+    COPSE_ASSIGN_OR_RETURN(bool more, in->Next(&r));
+    if (!more) break;
+    w.Add(r.key, r.value);
+  }
+  in.reset();
+  COPSE_ASSIGN_OR_RETURN(uint64_t written, w.Close());
+  spilled_bytes_ += written;
+  for (const auto& old : group) {
+    std::error_code ec;
+    std::filesystem::remove(old, ec);
+  }
+  // The merged run takes the group's place: runs stay oldest first.
+  runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(first),
+              runs_.begin() + static_cast<std::ptrdiff_t>(first + n));
+  runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(first), p);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<ExternalSorter::Reader>> ExternalSorter::Sorted() {
+  if (runs_.empty()) {  // all in memory
+    SortBatch();
+    return std::unique_ptr<Reader>(std::make_unique<MemoryReader>(*this));
+  }
+  COPSE_RETURN_IF_ERROR(Spill());
+  // Consecutive groups keep the order of equal keys: older runs first.
+  while (runs_.size() > kMaxFanIn) {
+    for (size_t first = 0; first + 1 < runs_.size() && runs_.size() > kMaxFanIn; ++first) {
+      COPSE_RETURN_IF_ERROR(MergeRuns(first, std::min(kMaxFanIn, runs_.size() - first)));
+    }
+  }
+  COPSE_ASSIGN_OR_RETURN(auto merged, MergeReader::Open(runs_));
+  return std::unique_ptr<Reader>(std::move(merged));
+}
+
+Status ExternalSorter::Drain(const std::function<Status(const Record&)>& sink) {
+  COPSE_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Sorted());
+  Record r;
+  while (true) {
+    COPSE_ASSIGN_OR_RETURN(bool more, reader->Next(&r));
+    if (!more) return Status::Ok();
+    COPSE_RETURN_IF_ERROR(sink(r));
+  }
+}
+
+}  // namespace copse::apps
