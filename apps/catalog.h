@@ -1,4 +1,4 @@
-// The sample apps' job builders (DESIGN.md §6, §12; docs/apps.md): the job
+// The sample apps' job builders (docs/design.md §6, §12; docs/apps.md): the job
 // spec (rootjob/job_spec.h) `copse run APP` submits, from a few options. Each
 // builder is the one definition of its app's DAG — `copse run`, the tests,
 // the benchmarks and the simulator (apps/instances.h) all build their jobs

@@ -1,5 +1,5 @@
 // Data generators of the sample apps: the input `copse gen APP` writes into
-// the DFS (DESIGN.md §12; docs/apps.md). A generator makes one partition of
+// the DFS (docs/design.md §12; docs/apps.md). A generator makes one partition of
 // one of its app's input files at a time, deterministically from the seed,
 // the file and the partition, so that partitions can be written one by one,
 // in any order, and the same command writes the same bytes again. It hands

@@ -1,5 +1,5 @@
 // `copse gen APP`: writes a sample app's generated input into the DFS
-// (DESIGN.md §12, docs/apps.md) — the paper's kind of data, partition sizes
+// (docs/design.md §12, docs/apps.md) — the paper's kind of data, partition sizes
 // the paper's times --scale, placed as the paper placed it (spread at
 // random; DatabaseJoin's big table co-located with its small one,
 // partition by partition). Returns the process exit code (0 ok, 1 the

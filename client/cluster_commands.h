@@ -1,5 +1,5 @@
 // `copse cluster up|down|status`: run a whole cluster on this machine from its
-// config, stop it, and show it. Each returns the process exit code (DESIGN.md
+// config, stop it, and show it. Each returns the process exit code (docs/design.md
 // §12: 0 ok, 1 failed, 2 bad usage or input) after printing what happened.
 #pragma once
 

@@ -18,7 +18,7 @@
 
 namespace copse::client {
 
-// The options every command takes (DESIGN.md §12).
+// The options every command takes (docs/design.md §12).
 struct GlobalOptions {
   std::optional<std::string> config;  // --config
   int master_wait_s = 30;             // --master-wait

@@ -1,4 +1,4 @@
-// `copse fs put|get|cat|ls|stat|rm`: the DFS from the command line (DESIGN.md
+// `copse fs put|get|cat|ls|stat|rm`: the DFS from the command line (docs/design.md
 // §12, docs/dfs.md). Each returns the process exit code (0 ok, 1 the
 // operation failed, 2 bad usage or input) after printing what happened; data
 // and --json documents go to stdout, errors to stderr.

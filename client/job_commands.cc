@@ -89,6 +89,10 @@ bool Terminal(const std::string& state) {
 int Wait(MasterClient& master, uint64_t job) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   std::string last;
+  // Asked often while the job moves, less while it does not: a job's end
+  // is seen within a few tens of milliseconds of a change, and a long job
+  // costs the master a request every half second.
+  auto poll = std::chrono::milliseconds(20);
   while (true) {
     Result<std::string> doc = master.JobStatus(job);
     if (!doc.ok()) return Fail("job wait", doc.status());
@@ -106,6 +110,8 @@ int Wait(MasterClient& master, uint64_t job) {
     } else if (line != last) {
       std::cerr << line << "\n";
     }
+    poll = line != last ? std::chrono::milliseconds(20)
+                        : std::min(poll * 2, std::chrono::milliseconds(tty ? 200 : 500));
     last = line;
     if (Terminal(state)) {
       if (tty) std::cerr << "\n";
@@ -117,7 +123,7 @@ int Wait(MasterClient& master, uint64_t job) {
       std::cerr << fmt::format("job {} {}: {}\n", job, state, why.empty() ? "(no reason)" : why);
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(tty ? 200 : 500));
+    std::this_thread::sleep_for(poll);
   }
 }
 

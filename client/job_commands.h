@@ -1,7 +1,7 @@
 // `copse job submit|status|list|wait|kill|logs` and `copse run APP` (with
 // `copse run streaming`, a map -> all-to-all -> reduce job of streaming
 // programs): jobs
-// from the command line (DESIGN.md §12, docs/jobs.md). Each returns the
+// from the command line (docs/design.md §12, docs/jobs.md). Each returns the
 // process exit code (0 ok; 1 the operation failed: a job failed or was
 // killed, a file is missing, the master is unreachable; 2 bad usage or bad
 // input: a bad spec, an unknown program) after printing what happened. A

@@ -1,4 +1,4 @@
-// copse: the Copse command-line tool (DESIGN.md §12, docs/cli.md).
+// copse: the Copse command-line tool (docs/design.md §12, docs/cli.md).
 //   copse [--config F] [--master-wait S] cluster up|down|status [--json]
 //   copse fs put|get|cat|ls|stat|rm ...   the DFS (docs/dfs.md)
 //   copse job submit|status|list|wait|kill|logs|history ...   jobs (docs/jobs.md)

@@ -3,7 +3,7 @@
 // with its control characters and escape sequences made visible
 // (common/text.h EscapeForTerminal), so a job name cannot clear the screen
 // or forge a line of a table. Errors are one line, "copse COMMAND: why", and
-// their exit code follows DESIGN.md §12 (2 for bad input, 1 otherwise).
+// their exit code follows docs/design.md §12 (2 for bad input, 1 otherwise).
 // Thread-safety: pure functions, and writes to std::cerr.
 #pragma once
 

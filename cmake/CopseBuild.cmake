@@ -15,6 +15,13 @@ if(CCACHE_PROGRAM)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
 endif()
 
+# LLVM's linker (Debian's lld) links the sanitizer tree's executables about
+# 2.5 times faster than GNU ld (docs/development.md, "Build times").
+find_program(COPSE_LLD ld.lld)
+if(COPSE_LLD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_link_options(-fuse-ld=lld)
+endif()
+
 set(COPSE_WARNINGS -Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
     -Wno-missing-field-initializers)
 # GCC 12 at -O3 reports false -Wrestrict overlaps inside std::string's

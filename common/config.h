@@ -1,5 +1,5 @@
 // ClusterConfig: the cluster description every Copse process reads from a TOML
-// file in cluster-configs/ (DESIGN.md §7): racks and computers, the master's
+// file in cluster-configs/ (docs/design.md §7): racks and computers, the master's
 // address, ports and data dirs, replication, admission limit K, the scheduling
 // policy with its parameters, and the network's bandwidths.
 //
@@ -74,7 +74,7 @@ struct DfsConfig {
 
 // The min-cost-flow solver of the scheduler and the simulators unless
 // [scheduler] solver names another (scheduler/flow/solvers.h): deterministic,
-// one solver rather than a race (DESIGN.md §5; docs/flow.md "Start here").
+// one solver rather than a race (docs/design.md §5; docs/flow.md "Start here").
 // The leaf solver (flow::LeafSspSolver): at 12,500 computers its rounds take
 // a fifth to a tenth of `incremental`'s, the default until 2026-11-27.
 // `copse flow` defaults to the fastest from scratch, flow::kDefaultSolver.
@@ -195,7 +195,7 @@ Result<ClusterConfig> ParseClusterConfig(const std::string& text,
                                          const std::filesystem::path& origin);
 
 // The config a command should use: `flag` when given, else $COPSE_CONFIG, else
-// cluster-configs/local.toml (DESIGN.md §12).
+// cluster-configs/local.toml (docs/design.md §12).
 std::filesystem::path ResolveConfigPath(const std::optional<std::string>& flag);
 
 }  // namespace copse

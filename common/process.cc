@@ -98,6 +98,21 @@ bool ListensOn(int pid, uint16_t port) {
   return false;
 }
 
+std::vector<std::string> ProgramEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view v(*e);
+    for (std::string_view name : {"PATH=", "HOME=", "USER=", "LOGNAME=", "LANG=", "LANGUAGE=",
+                                  "TZ=", "TMPDIR=", "LD_LIBRARY_PATH=", "LC_"}) {
+      if (v.rfind(name, 0) == 0) {
+        env.emplace_back(v);
+        break;
+      }
+    }
+  }
+  return env;
+}
+
 std::filesystem::path ExecutableDir() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

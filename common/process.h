@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace copse {
 
@@ -26,6 +27,12 @@ bool ProcessAlive(int pid);
 // inode in /proc/PID/net/tcp{,6} is one of its open files. False when that
 // cannot be read (a process of another user, or one that is gone).
 bool ListensOn(int pid, uint16_t port);
+
+// Of this process's environment, what a program Copse runs for a user
+// keeps: PATH, HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*, TZ, TMPDIR and
+// LD_LIBRARY_PATH, as "NAME=value" (not whatever else the shell that
+// started a daemon held).
+std::vector<std::string> ProgramEnvironment();
 
 // The directory holding the running executable (/proc/self/exe): where a
 // daemon or tool finds the executables built beside it.

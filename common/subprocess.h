@@ -1,5 +1,5 @@
 // Subprocess: a child process on an Asio event loop. Spawning, signalling
-// and reaping are written once, here (DESIGN.md §2), for the worker's task
+// and reaping are written once, here (docs/design.md §2), for the worker's task
 // manager, the launcher (`copse cluster up`, network namespaces) and the
 // tests.
 //

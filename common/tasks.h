@@ -85,7 +85,7 @@ struct RunningTaskReport {
   Duration timeout{0};
 };
 
-// A vertex's input locality by computer and rack name (DESIGN.md §5).
+// A vertex's input locality by computer and rack name (docs/design.md §5).
 struct NamedLocality {
   struct Place {
     std::string name;

@@ -1,4 +1,4 @@
-// BlockStore: the blocks a worker holds, under its data dir (DESIGN.md §4).
+// BlockStore: the blocks a worker holds, under its data dir (docs/design.md §4).
 // Block data and metadata are kept apart, as HDFS's datanodes and Ceph's
 // BlueStore keep them:
 //  - Each block is a plain file, `dir/blocks/<16 hex digits of the id>`. A

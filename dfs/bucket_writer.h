@@ -1,5 +1,5 @@
 // BucketWriter: writes one scratch file whose partitions are buckets, all at
-// once: an all-to-all producer (DESIGN.md §6) writes one bucket per consumer,
+// once: an all-to-all producer (docs/design.md §6) writes one bucket per consumer,
 // 40 or more, interleaved. Each bucket buffers at most one chunk
 // (dfs/chunk.h, 1 MiB); a full chunk goes straight to the bucket's current
 // block through that block's own data connection to the writer's worker (a

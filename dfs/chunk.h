@@ -1,4 +1,4 @@
-// Chunks: the unit in which a block is stored, sent and checked (DESIGN.md
+// Chunks: the unit in which a block is stored, sent and checked (docs/design.md
 // §4). A block is a sequence of 1 MiB chunks (the last one may be shorter);
 // "a framed chunk" is a chunk's bytes followed by their CRC32C, the form in
 // which the block store keeps a chunk and the data port and the local read

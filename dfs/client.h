@@ -1,4 +1,4 @@
-// DfsClient: the DFS client library (DESIGN.md §4) used by `copse fs`, the
+// DfsClient: the DFS client library (docs/design.md §4) used by `copse fs`, the
 // benchmarks and vertex programs. It talks to the master's name service and
 // to the workers' data ports over authenticated blocking connections.
 //

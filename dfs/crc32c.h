@@ -1,5 +1,5 @@
 // CRC32C (Castagnoli), the checksum the DFS keeps for every 1 MiB chunk of a
-// block (DESIGN.md §4). Uses the SSE4.2 crc32 instruction when the CPU has it
+// block (docs/design.md §4). Uses the SSE4.2 crc32 instruction when the CPU has it
 // and a portable table-driven version otherwise, and with AVX-512 VPCLMULQDQ
 // carry-less multiplication folding, about twice as fast again; all give the
 // same values (RFC 3720's test vectors are in crc32c_test.cc).

@@ -1,4 +1,4 @@
-// NameService: the master's DFS service logic (DESIGN.md §4), between the
+// NameService: the master's DFS service logic (docs/design.md §4), between the
 // wire and the Namespace. It answers clients (create, allocate, commit, list,
 // stat, delete, open a job's output), serves the master's execution engine
 // (publish or drop a job's outputs, drop what a task run left unfinished, the

@@ -1,5 +1,5 @@
 // Namespace: the DFS name service's state and rules, kept by the master
-// (DESIGN.md §4). Files have partitions, partitions have blocks, blocks have
+// (docs/design.md §4). Files have partitions, partitions have blocks, blocks have
 // replicas (the computers holding a copy) and sizes. Every change is written
 // to a MetaStore before it takes effect, so a restarted master that Loads the
 // store finds the namespace as it was.
@@ -11,7 +11,7 @@
 // when every partition is committed; Abandon or the grace period drops a file
 // that never gets there, so a failed write leaves nothing behind.
 //
-// Scratch files (a job's intermediate data, DESIGN.md §6) live under
+// Scratch files (a job's intermediate data, docs/design.md §6) live under
 // /.scratch/JOB/ (dfs/paths.h), have one replica on the writer's computer,
 // and each partition becomes readable on its own commit. DeleteJob removes a
 // job's scratch files; blocks of uncommitted partitions are dropped after the

@@ -1,6 +1,8 @@
 // DFS paths: the rules every path obeys, the scratch area where jobs keep
-// their intermediate files (DESIGN.md §6) and the job names that key it. The name service enforces
-// them; clients may check a path before sending it. Thread-safety: pure functions, thread-safe.
+// their intermediate files (docs/design.md §6), the job names that key it,
+// and the program store's area (docs/sdk.md). The name service enforces
+// them; clients may check a path before sending it.
+// Thread-safety: pure functions, thread-safe.
 #pragma once
 
 #include <string>

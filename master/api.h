@@ -1,5 +1,5 @@
 // Api: the master's read-only HTTP API under /api/v1 and its dashboard at /
-// (DESIGN.md §13; every field is documented in docs/api.md).
+// (docs/design.md §13; every field is documented in docs/api.md).
 //
 // Requests never run on the master's event loop and never change its state.
 // Most are answered from a snapshot: every `refresh` the loop copies what the

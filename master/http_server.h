@@ -1,4 +1,4 @@
-// HttpServer: the master's read-only HTTP/1.1 server (DESIGN.md §13), on
+// HttpServer: the master's read-only HTTP/1.1 server (docs/design.md §13), on
 // threads of its own, through cpp-httplib (Debian libcpp-httplib-dev: its
 // header, included only by http_server.cc, and its shared library). It answers GET and HEAD; every
 // other method gets 405, an unknown path 404, a request line or header over 8 KiB 414/431

@@ -1,4 +1,4 @@
-// JobService: the master's job table and the life of every job (DESIGN.md
+// JobService: the master's job table and the life of every job (docs/design.md
 // §6). Clients submit, inspect, list and kill jobs; roots report progress
 // and say when their job is over; the scheduling service says when a job is
 // admitted, how each of its runs goes and when its root is lost.

@@ -1,4 +1,4 @@
-// copse-master: the cluster's master daemon (DESIGN.md §1). main() builds
+// copse-master: the cluster's master daemon (docs/design.md §1). main() builds
 // each component, wires them, and runs the event loop:
 //   membership (ClusterManager, ClusterService)
 //   name service (DfsService over the namespace in the master's RocksDB)
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   cluster_service.Start();
   dfs.Start();
 
-  // The read-only HTTP API and dashboard (DESIGN.md §13).
+  // The read-only HTTP API and dashboard (docs/design.md §13).
   std::unique_ptr<copse::master::Api> api;
   if (config.http.enabled) {
     copse::master::Api::Options ao;

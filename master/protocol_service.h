@@ -1,4 +1,4 @@
-// ProtocolService: the master's adapter for one protocol (DESIGN.md §3,
+// ProtocolService: the master's adapter for one protocol (docs/design.md §3,
 // §11): it decodes that protocol's frames into calls on a component (the
 // membership table, the name service, the job and scheduling services) and
 // sends the replies. The master's server routes each frame to the service of

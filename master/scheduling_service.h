@@ -1,4 +1,4 @@
-// SchedulingService: the master's scheduling side (DESIGN.md §5, §6). It
+// SchedulingService: the master's scheduling side (docs/design.md §5, §6). It
 // owns the Scheduler built from the cluster config (the policy and the flow
 // solver by name) and runs it through the one SchedulingLoop: after every
 // salient event, and at the scheduler's wakeup. It maps computer names to the

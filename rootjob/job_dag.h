@@ -1,4 +1,4 @@
-// JobDag: the shape of a Dryad-style job (DESIGN.md §6) — input files split in
+// JobDag: the shape of a Dryad-style job (docs/design.md §6) — input files split in
 // partitions, and stages of vertices that read files or earlier stages'
 // outputs through pointwise, all-to-all, gather or broadcast connections.
 // The state machine a root task keeps over it is rootjob/job_manager.h. Pure

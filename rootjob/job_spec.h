@@ -1,4 +1,4 @@
-// JobSpec: a job as a user submits it, in JSON (docs/jobs.md; DESIGN.md §6):
+// JobSpec: a job as a user submits it, in JSON (docs/jobs.md; docs/design.md §6):
 // a name, job-level settings, and stages. A stage runs a program from the
 // cluster's apps directory on each of its vertices with the stage's
 // parameters; it reads DFS files (one vertex per partition, or gathered, or

@@ -1,4 +1,4 @@
-// Locality of a vertex's input (Quincy §2.3 and appendix; DESIGN.md §5): the
+// Locality of a vertex's input (Quincy §2.3 and appendix; docs/design.md §5): the
 // bytes it would read across a rack switch (R) and across the core switch (X)
 // on each computer and rack, the preferred lists (computers holding more than
 // δc of the input, racks holding more than δr, at most ten of each), and which

@@ -1,4 +1,4 @@
-// RootTask: a job's root task, the copse-rootjob process (DESIGN.md §1, §6;
+// RootTask: a job's root task, the copse-rootjob process (docs/design.md §1, §6;
 // Quincy §2). It runs in a slot on a worker, connects to the master and says
 // hello; the master answers with the job's spec. It then reads its input
 // files' partitions, blocks and replicas from the name service, creates the

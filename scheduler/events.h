@@ -1,4 +1,4 @@
-// The scheduler's vocabulary (DESIGN.md §5): the events the master (or the
+// The scheduler's vocabulary (docs/design.md §5): the events the master (or the
 // simulator) feeds into scheduler::Scheduler, the attributes that come with
 // jobs and tasks, and the decisions the scheduler answers with. Time is never
 // read here: every event is handed over together with the time it happened.
@@ -84,7 +84,7 @@ struct JobFinished {
 struct RootFailed {
   JobId job = 0;
 };
-// A root task made a worker task ready, with its locality data (DESIGN.md §5).
+// A root task made a worker task ready, with its locality data (docs/design.md §5).
 struct TaskSubmitted {
   TaskId task = 0;
   JobId job = 0;

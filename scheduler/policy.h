@@ -1,4 +1,4 @@
-// Policy: the part of the scheduler that decides (DESIGN.md §5, §11 "policy
+// Policy: the part of the scheduler that decides (docs/design.md §5, §11 "policy
 // separate from mechanism"). The Scheduler (mechanism) owns the cluster
 // state, applies events and decisions to it, and reports every resulting
 // change to the policy through Observe(); the policy keeps whatever indexes
@@ -8,7 +8,7 @@
 // from the generator it was given, so the same events give the same
 // decisions.
 //
-// A policy also explains itself (DESIGN.md §13; the master's HTTP API):
+// A policy also explains itself (docs/design.md §13; the master's HTTP API):
 // Describe(), LastRound(), Explain() and FlowGraph() build JSON documents
 // whose fields docs/scheduler.md "Explaining decisions" lists. They are
 // const, read no clock and change nothing a later Schedule() depends on;

@@ -1,4 +1,4 @@
-// The Quincy cost function (Quincy appendix; DESIGN.md §5): the costs of a
+// The Quincy cost function (Quincy appendix; docs/design.md §5): the costs of a
 // worker task's arcs in the scheduling graph, in integer milli-units of the
 // paper's costs (a paper cost c becomes round(1000 c)). One implementation
 // serves the scheduler, the solver benchmarks' generated graphs and the

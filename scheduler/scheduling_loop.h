@@ -1,5 +1,5 @@
 // SchedulingLoop: the one cycle every driver of the scheduler runs (the
-// master, the simulators, the scenario driver, the benchmarks; DESIGN.md §2):
+// master, the simulators, the scenario driver, the benchmarks; docs/design.md §2):
 //
 //   loop.Handle(event, now);      // apply what happened
 //   loop.Run(now);                // Schedule() until a round decides nothing;

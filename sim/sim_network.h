@@ -1,4 +1,4 @@
-// SimNetwork: a cluster's network (DESIGN.md §10) on SimGrid's S4U API:
+// SimNetwork: a cluster's network (docs/design.md §10) on SimGrid's S4U API:
 // one host per computer with a full-duplex link to its rack switch, one
 // full-duplex uplink per rack to the core switch (the core switch itself is
 // not a bottleneck, as in the Quincy paper's cluster). SimGrid's flow-level

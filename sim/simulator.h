@@ -1,6 +1,6 @@
 // Simulator: runs a list of application instances on a simulated cluster
 // with the real scheduler (scheduler::Scheduler) making every decision
-// (DESIGN.md §10). One SimGrid actor plays the master and the computers:
+// (docs/design.md §10). One SimGrid actor plays the master and the computers:
 // it feeds the scheduler the events a master would (job submitted, task
 // started, completed, killed, timer) and carries out its decisions. A
 // started task reads its inputs from the computers holding them — local

@@ -1,4 +1,4 @@
-// copse-worker: the daemon on every computer (DESIGN.md §1).
+// copse-worker: the daemon on every computer (docs/design.md §1).
 //   copse-worker --config F --computer NAME [--log-level L]
 #include <spdlog/spdlog.h>
 

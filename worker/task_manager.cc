@@ -266,19 +266,26 @@ Status TaskManager::Start(Task& t, const std::filesystem::path& program, const s
   o.new_session = true;
   o.death_signal = SIGKILL;
   o.pass_fds = {{secret[0], kSecretFd}};
-  if (!options_.lib_dir.empty()) {
+  {
     // Programs built against an SDK install find this install's libraries.
+    // The streaming adapter's malloc backs its large buffers (records to
+    // sort, buckets) with huge pages: first touches of 4 KiB pages were most
+    // of its time on a virtual machine (docs/sdk.md "Measurements").
     std::vector<std::string> env;
     std::string path = options_.lib_dir.string();
+    std::string tunables = exec.empty() ? "" : "glibc.malloc.hugetlb=1";
     for (char** e = environ; *e != nullptr; ++e) {
       std::string_view v(*e);
-      if (v.rfind("LD_LIBRARY_PATH=", 0) == 0) {
+      if (v.rfind("LD_LIBRARY_PATH=", 0) == 0 && !path.empty()) {
         if (v.size() > 16) path += ":" + std::string(v.substr(16));
+      } else if (v.rfind("GLIBC_TUNABLES=", 0) == 0 && !tunables.empty()) {
+        tunables = std::string(v.substr(15)) + ":" + tunables;
       } else {
         env.emplace_back(v);
       }
     }
-    env.push_back("LD_LIBRARY_PATH=" + path);
+    if (!path.empty()) env.push_back("LD_LIBRARY_PATH=" + path);
+    if (!tunables.empty()) env.push_back("GLIBC_TUNABLES=" + tunables);
     o.env = std::move(env);
   }
   auto p = Subprocess::Spawn(io_, std::move(o));

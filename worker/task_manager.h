@@ -1,6 +1,6 @@
 // TaskManager: runs the tasks the master launches on this computer — a job's
 // root task or a vertex — each as a child process (common/subprocess.h), and
-// tells the master how each one starts and ends (DESIGN.md §1, §6).
+// tells the master how each one starts and ends (docs/design.md §1, §6).
 //
 // A vertex runs a program the ProgramSource finds by name (one of the
 // job's pinned programs of the program store, fetched and checked, or one

@@ -1,4 +1,4 @@
-// pagerank: the PageRank vertex program (DESIGN.md §12, apps/catalog.h,
+// pagerank: the PageRank vertex program (docs/design.md §12, apps/catalog.h,
 // docs/apps/pagerank.md). The graph is text, one line per vertex:
 //   v<TAB>t1 t2 ... tk
 // k ≥ 0 (the tab is always there), targets separated by single spaces, ids

@@ -1,4 +1,4 @@
-// prime: the Prime vertex program (DESIGN.md §12, apps/catalog.h): inputs
+// prime: the Prime vertex program (docs/design.md §12, apps/catalog.h): inputs
 // hold one decimal integer a line; the output is one line, the number of
 // primes among them, each tested by the paper's naive test (trial division
 // by every smaller integer). Its parameter "role":

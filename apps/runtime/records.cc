@@ -27,6 +27,23 @@ Record SplitTextLine(std::string_view line) {
   return {line.substr(0, tab), line.substr(tab + 1)};
 }
 
+void AppendParsedRecord(RecordFormat format, std::string_view key, std::string_view value,
+                        std::string* out) {
+  if (format == RecordFormat::kBinary) {
+    PutLength(static_cast<uint32_t>(key.size()), out);
+    out->append(key);
+    PutLength(static_cast<uint32_t>(value.size()), out);
+    out->append(value);
+    return;
+  }
+  out->append(key);
+  if (!value.empty()) {
+    out->push_back('\t');
+    out->append(value);
+  }
+  out->push_back('\n');
+}
+
 Status AppendRecord(RecordFormat format, std::string_view key, std::string_view value,
                     std::string* out, std::string_view what) {
   if (format == RecordFormat::kBinary) {

@@ -26,6 +26,11 @@ Record SplitTextLine(std::string_view line);
 Status AppendRecord(RecordFormat format, std::string_view key, std::string_view value,
                     std::string* out, std::string_view what = "a record");
 
+// AppendRecord for a record a RecordParser of the same format gave (so the
+// text format can hold it): no checks.
+void AppendParsedRecord(RecordFormat format, std::string_view key, std::string_view value,
+                        std::string* out);
+
 // Reassembles records from pieces of a stream.
 class RecordParser {
  public:

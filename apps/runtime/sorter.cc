@@ -59,8 +59,8 @@ class ExternalSorter::MemoryReader final : public Reader {
  public:
   explicit MemoryReader(ExternalSorter& s) : s_(s) {}
   Result<bool> Next(Record* r) override {
-    if (i_ >= s_.entries_.size()) return false;
-    const Entry& e = s_.entries_[i_++];
+    if (i_ >= s_.order_.size()) return false;
+    const Entry& e = s_.entries_[s_.order_[i_++].index];
     r->key = std::string_view(s_.arena_.data() + e.offset, e.key_len);
     r->value = std::string_view(s_.arena_.data() + e.offset + e.key_len, e.value_len);
     return true;
@@ -114,7 +114,10 @@ class ExternalSorter::MergeReader final : public Reader {
 };
 
 ExternalSorter::ExternalSorter(std::filesystem::path dir, size_t memory_bytes, std::string name)
-    : dir_(std::move(dir)), memory_bytes_(std::max<size_t>(memory_bytes, 1)), name_(std::move(name)) {}
+    : dir_(std::move(dir)),
+      // A batch's offsets are 32-bit; records are at most 1 GiB each.
+      memory_bytes_(std::clamp<size_t>(memory_bytes, 1, size_t{2} << 30)),
+      name_(std::move(name)) {}
 
 ExternalSorter::~ExternalSorter() {
   for (const auto& p : made_) {
@@ -123,9 +126,28 @@ ExternalSorter::~ExternalSorter() {
   }
 }
 
+namespace {
+
+uint64_t KeyPrefix(std::string_view key) {
+  uint64_t p = 0;
+  const size_t n = std::min<size_t>(key.size(), 8);
+  for (size_t i = 0; i < n; ++i) p |= uint64_t{static_cast<unsigned char>(key[i])} << (56 - 8 * i);
+  return p;
+}
+
+}  // namespace
+
+void ExternalSorter::Expect(uint64_t bytes) {
+  const uint64_t cap = std::min<uint64_t>(bytes, memory_bytes_);
+  arena_.reserve(static_cast<size_t>(cap));
+  // Records of about 8 bytes (a short key, a short value) at most.
+  entries_.reserve(static_cast<size_t>(cap / 8));
+}
+
 Status ExternalSorter::Add(std::string_view key, std::string_view value) {
-  entries_.push_back({arena_.size(), static_cast<uint32_t>(key.size()),
-                      static_cast<uint32_t>(value.size()), records_++});
+  entries_.push_back({static_cast<uint32_t>(arena_.size()), static_cast<uint32_t>(key.size()),
+                      static_cast<uint32_t>(value.size())});
+  ++records_;
   arena_.append(key);
   arena_.append(value);
   if (memory_used() >= memory_bytes_) return Spill();
@@ -133,12 +155,55 @@ Status ExternalSorter::Add(std::string_view key, std::string_view value) {
 }
 
 void ExternalSorter::SortBatch() {
+  if (entries_.empty()) {
+    order_.clear();
+    return;
+  }
   const char* base = arena_.data();
-  std::sort(entries_.begin(), entries_.end(), [base](const Entry& a, const Entry& b) {
-    std::string_view ka(base + a.offset, a.key_len), kb(base + b.offset, b.key_len);
-    int c = ka.compare(kb);
-    return c != 0 ? c < 0 : a.seq < b.seq;
-  });
+  const size_t n = entries_.size();
+  order_.resize(n);
+  scratch_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    order_[i] = {KeyPrefix(std::string_view(base + entries_[i].offset, entries_[i].key_len)),
+                 static_cast<uint32_t>(i)};
+  }
+  // A stable LSD radix sort on the prefix, a byte a pass (passes over a
+  // byte every record shares are skipped): equal prefixes stay in the order
+  // they came.
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (const Slot& s : order_) ++count[((s.prefix >> shift) & 0xff) + 1];
+    if (count[((order_[0].prefix >> shift) & 0xff) + 1] == n) continue;
+    for (int b = 0; b < 256; ++b) count[b + 1] += count[b];
+    for (const Slot& s : order_) scratch_[count[(s.prefix >> shift) & 0xff]++] = s;
+    order_.swap(scratch_);
+  }
+  // Runs of one prefix hold one key, unless a key is longer than 8 bytes or
+  // their lengths differ (a key ending in zero bytes): those runs are
+  // sorted again by the whole key.
+  auto key = [&](const Slot& s) {
+    const Entry& e = entries_[s.index];
+    return std::string_view(base + e.offset, e.key_len);
+  };
+  for (size_t i = 0; i < order_.size();) {
+    size_t j = i + 1;
+    bool mixed = false;
+    const uint32_t len = entries_[order_[i].index].key_len;
+    while (j < order_.size() && order_[j].prefix == order_[i].prefix) {
+      const uint32_t l = entries_[order_[j].index].key_len;
+      mixed |= l != len || l > 8;
+      ++j;
+    }
+    mixed |= len > 8 && j - i > 1;
+    if (mixed) {
+      std::sort(order_.begin() + static_cast<std::ptrdiff_t>(i),
+                order_.begin() + static_cast<std::ptrdiff_t>(j), [&](const Slot& a, const Slot& b) {
+                  int c = key(a).compare(key(b));
+                  return c != 0 ? c < 0 : a.index < b.index;
+                });
+    }
+    i = j;
+  }
 }
 
 std::filesystem::path ExternalSorter::NewRunPath() {
@@ -187,7 +252,8 @@ Status ExternalSorter::Spill() {
   SortBatch();
   std::filesystem::path p = NewRunPath();
   RunWriter w(p);
-  for (const Entry& e : entries_) {
+  for (const Slot& s : order_) {
+    const Entry& e = entries_[s.index];
     w.Add(std::string_view(arena_.data() + e.offset, e.key_len),
           std::string_view(arena_.data() + e.offset + e.key_len, e.value_len));
   }
@@ -195,6 +261,8 @@ Status ExternalSorter::Spill() {
   spilled_bytes_ += n;
   runs_.push_back(p);
   entries_.clear();
+  order_.clear();
+  scratch_.clear();
   arena_.clear();
   arena_.shrink_to_fit();
   return Status::Ok();

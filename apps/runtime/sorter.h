@@ -37,6 +37,9 @@ class ExternalSorter {
   // kIoError naming the run file when a spill cannot be written (a full
   // disk).
   Status Add(std::string_view key, std::string_view value);
+  // About how many bytes of records will come: memory for them is taken at
+  // once (at most the sorter's bound) instead of grown by copying.
+  void Expect(uint64_t bytes);
 
   // The sorted records, one at a time. REQUIRES: nothing is added once
   // reading began.
@@ -53,15 +56,29 @@ class ExternalSorter {
   uint64_t records() const { return records_; }
   int runs() const { return runs_made_; }
   uint64_t spilled_bytes() const { return spilled_bytes_; }
-  // What the batch in memory takes now.
-  size_t memory_used() const { return arena_.size() + entries_.size() * sizeof(Entry); }
+  // What the batch in memory takes now (with its sort order to come).
+  size_t memory_used() const {
+    return arena_.size() + entries_.size() * (sizeof(Entry) + 2 * sizeof(Slot));
+  }
 
  private:
+  // A record of the batch in memory, in the order it came. Records are
+  // small (a word and a count is a few bytes), so what is kept per record
+  // is kept small: a batch is at most 4 GiB (its offsets are 32-bit).
   struct Entry {
-    uint64_t offset;
+    uint32_t offset;
     uint32_t key_len, value_len;
-    uint64_t seq;
   };
+  // Its place in the sorted order: `prefix` holds the key's first 8 bytes,
+  // big-endian and zero-padded, so most comparisons of short keys need
+  // neither the arena nor memcmp; `index` (into entries_) breaks ties, which
+  // keeps equal keys in the order they came.
+#pragma pack(push, 4)
+  struct Slot {
+    uint64_t prefix;
+    uint32_t index;
+  };
+#pragma pack(pop)
   class MemoryReader;
   class MergeReader;
   void SortBatch();
@@ -75,6 +92,8 @@ class ExternalSorter {
   std::string name_;
   std::string arena_;           // keys and values of the batch in memory
   std::vector<Entry> entries_;  // the batch, by where its bytes are
+  std::vector<Slot> order_;     // the batch sorted (SortBatch)
+  std::vector<Slot> scratch_;   // the radix sort's other buffer
   std::vector<std::filesystem::path> runs_;  // unmerged runs, oldest first
   std::vector<std::filesystem::path> made_;  // every run file made, to remove
   int runs_made_ = 0;

@@ -22,6 +22,7 @@
 #include "common/config.h"
 #include "common/json.h"
 #include "common/net/auth.h"
+#include "common/process.h"
 #include "dfs/bucket_writer.h"
 #include "dfs/client.h"
 #include "rootjob/vertex_io.h"
@@ -539,10 +540,10 @@ Result<StreamingSettings> StreamingOf(Vertex& v) {
 }
 
 std::vector<std::string> ChildEnvironment(const Vertex& v, const std::string& exec) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).rfind("COPSE_", 0) != 0) env.emplace_back(*e);
-  }
+  // What a program needs of the worker's environment to find its tools and
+  // speak its language; nothing else of the shell that started the worker
+  // (a PYTHONUNBUFFERED there made every record a write of its own).
+  std::vector<std::string> env = ProgramEnvironment();
   const rootjob::VertexDescriptor& d = VertexInternals::Of(v).d;
   env.push_back("COPSE_JOB=" + std::to_string(d.job));
   env.push_back("COPSE_JOB_NAME=" + d.job_name);

@@ -40,8 +40,9 @@ struct StreamingSettings {
 // kInvalidArgument when the descriptor names no program to stream.
 Result<StreamingSettings> StreamingOf(Vertex& v);
 
-// The environment a streaming program runs with: this process's, with
-// COPSE_JOB, COPSE_JOB_NAME, COPSE_STAGE, COPSE_INDEX, COPSE_VERSION,
+// The environment a streaming program runs with: of this process's, PATH,
+// HOME, USER, LOGNAME, LANG, LANGUAGE, LC_*, TZ, TMPDIR and
+// LD_LIBRARY_PATH; then COPSE_JOB, COPSE_JOB_NAME, COPSE_STAGE, COPSE_INDEX, COPSE_VERSION,
 // COPSE_ATTEMPT, COPSE_COMPUTER, COPSE_PARAMS (the stage's parameters, JSON)
 // and COPSE_PROGRAM_DIR (the directory `exec` is in, where a shipped
 // archive's helper files are).

@@ -1,4 +1,4 @@
-// sort: the Sort vertex program (DESIGN.md §12, docs/apps/sort.md). Records
+// sort: the Sort vertex program (docs/design.md §12, docs/apps/sort.md). Records
 // are fixed-size, "record_bytes" (100) each, any bytes at all; the first 10
 // are the key, but the output is ordered by the whole record (memcmp, so the
 // key comes first), duplicates kept, across the output partitions in order.

@@ -189,6 +189,9 @@ class Adapter {
   // Every input record, into the sorter (before the program starts).
   Status SortInputs() {
     sorter_ = std::make_unique<ExternalSorter>(dir_, s_.sort_memory, "input");
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < v_.inputs(); ++i) bytes += static_cast<uint64_t>(std::max<int64_t>(v_.input(i).bytes, 0));
+    sorter_->Expect(bytes);
     for (size_t i = 0; i < v_.inputs(); ++i) {
       RecordParser parser(s_.format, s_.max_record, fmt::format("input {}", i));
       auto add = [&](const Record& r) {
@@ -211,7 +214,7 @@ class Adapter {
       while (true) {
         COPSE_ASSIGN_OR_RETURN(bool more, reader->Next(&r));
         if (!more) break;
-        COPSE_RETURN_IF_ERROR(AppendRecord(s_.format, r.key, r.value, &buf, "an input record"));
+        AppendParsedRecord(s_.format, r.key, r.value, &buf);
         if (buf.size() >= (1 << 16)) {
           COPSE_ASSIGN_OR_RETURN(bool open, write(buf));
           if (!open) return Status::Ok();  // the program stopped reading
@@ -316,8 +319,7 @@ class Adapter {
             bool open = true;
             while (have_pending && BucketOf(pending.key) == bucket) {
               if (open) {
-                COPSE_RETURN_IF_ERROR(AppendRecord(s_.format, pending.key.substr(4), pending.value,
-                                                   &buf, "a record"));
+                AppendParsedRecord(s_.format, pending.key.substr(4), pending.value, &buf);
                 if (buf.size() >= (1 << 16)) {
                   COPSE_ASSIGN_OR_RETURN(open, write(buf));
                   buf.clear();

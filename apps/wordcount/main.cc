@@ -1,4 +1,4 @@
-// wordcount: the WordCount vertex program (DESIGN.md §12, apps/catalog.h).
+// wordcount: the WordCount vertex program (docs/design.md §12, apps/catalog.h).
 // Words are maximal runs of bytes other than ASCII whitespace (space, \t,
 // \n, \v, \f, \r); the output is `word<TAB>count` for every distinct word,
 // count descending then word ascending (byte order). Its parameter "role"

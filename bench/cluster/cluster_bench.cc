@@ -1,5 +1,5 @@
 // copse-bench-cluster (`copse bench cluster`): the Quincy paper's benchmark
-// suite (§5, DESIGN.md §9) on a real cluster on this machine, with the
+// suite (§5, docs/design.md §9) on a real cluster on this machine, with the
 // simulator run beside it on the same config and workload.
 //
 //   copse-bench-cluster --config F [--policy P[,P...]] [--scale X] [--k K]

@@ -10,7 +10,7 @@
 //       solver's Solve call alone), parse_ms (reading the file), apply_ms
 //       (diffing it into graph changes), changes, algorithm.
 //
-// Exit codes (DESIGN.md §12): 0 success, 2 bad usage or malformed input (the
+// Exit codes (docs/design.md §12): 0 success, 2 bad usage or malformed input (the
 // error names the file and line), 3 an infeasible problem, 1 other failures.
 #include <CLI/CLI.hpp>
 #include <chrono>

@@ -1,5 +1,5 @@
 // The cluster's shared secret and the challenge-response proofs built from it
-// (DESIGN.md §3). Each side proves it holds the secret with an HMAC-SHA256
+// (docs/design.md §3). Each side proves it holds the secret with an HMAC-SHA256
 // over both sides' random nonces; the secret never crosses the wire.
 // Thread-safety: free functions, thread-safe.
 #pragma once
@@ -20,7 +20,7 @@ inline constexpr uint16_t kAuthVersion = 1;
 Result<std::string> LoadSecret(const std::filesystem::path& path);
 
 // Reads the secret a worker handed its task on descriptor `fd` until end of
-// file, and closes it (DESIGN.md §3: never in argv or the environment).
+// file, and closes it (docs/design.md §3: never in argv or the environment).
 // FailedPrecondition when the descriptor holds none or too short a one.
 Result<std::string> ReadSecretFd(int fd);
 

@@ -1,4 +1,4 @@
-// Framing for every Copse connection (DESIGN.md §3). A frame is an 8-byte
+// Framing for every Copse connection (docs/design.md §3). A frame is an 8-byte
 // header followed by a payload:
 //
 //   bytes 0-1  magic 0xC0 0x5E

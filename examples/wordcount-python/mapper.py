@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """WordCount's mapper as a Copse streaming program: a line in, `word<TAB>1` out
 for every word (a maximal run of non-whitespace bytes, as the shipped
 wordcount program counts them)."""

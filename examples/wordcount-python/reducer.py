@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """WordCount's reducer (and combiner) as a Copse streaming program: records
 `word<TAB>count` arrive sorted by word; one `word<TAB>total` goes out per word."""
 import sys

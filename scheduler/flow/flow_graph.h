@@ -1,5 +1,5 @@
 // FlowGraph: a min-cost-flow problem with stable node and arc ids, as the
-// scheduler edits it between solves (DESIGN.md §5). Nodes carry supplies
+// scheduler edits it between solves (docs/design.md §5). Nodes carry supplies
 // (positive: source, negative: demand), arcs carry a capacity and a 64-bit
 // cost. Adding, removing and changing a node or an arc is O(1) (removing a
 // node is O(its degree)). The graph records which ids changed since the last
