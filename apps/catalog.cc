@@ -15,8 +15,6 @@ using rootjob::Connection;
 using rootjob::InputSpec;
 using rootjob::StageSpec;
 
-constexpr int64_t kMB = 1'000'000;
-
 // Builds one app's job stage by stage.
 class Builder {
  public:

@@ -43,6 +43,9 @@
 
 namespace copse::apps {
 
+// A megabyte as the apps' models count data: 10^6 bytes.
+inline constexpr int64_t kMB = 1'000'000;
+
 // `copse run streaming`'s programs and settings (docs/sdk.md).
 struct StreamingRun {
   std::string mapper, reducer, combiner;  // NAME or NAME@VERSION

@@ -17,7 +17,6 @@ using rootjob::JobDag;
 
 namespace {
 
-constexpr int64_t kMB = 1'000'000;
 constexpr int64_t kGB = 1'000'000'000;
 
 // The synthetic job: independent tasks that read nothing.

@@ -16,7 +16,7 @@
 namespace copse::client {
 namespace {
 
-int Fail(const Status& s) { return ReportFailure("gen", s); }
+int FailGen(const Status& s) { return ReportFailure("gen", s); }
 
 using Generator = Status (*)(const apps::GenPartition&, const apps::ChunkSink&);
 
@@ -55,15 +55,15 @@ Status WriteFile(dfs::DfsClient& client, const std::string& path, const dfs::Cre
 
 int Gen(const ClusterConfig& config, const GenOptions& o) {
   const std::string kind = o.app == "prime" ? "prime_small" : o.app;
-  if (o.partitions < 1) return Fail(InvalidArgument("--partitions must be at least 1"));
+  if (o.partitions < 1) return FailGen(InvalidArgument("--partitions must be at least 1"));
   if (!(o.scale > 0) || !std::isfinite(o.scale)) {
-    return Fail(InvalidArgument(fmt::format("--scale must be a number > 0, not {}", o.scale)));
+    return FailGen(InvalidArgument(fmt::format("--scale must be a number > 0, not {}", o.scale)));
   }
   if (o.output.empty() || o.output.front() != '/') {
-    return Fail(InvalidArgument("--output must be an absolute DFS path, not '" + o.output + "'"));
+    return FailGen(InvalidArgument("--output must be an absolute DFS path, not '" + o.output + "'"));
   }
   Result<apps::InputModel> model = apps::PaperInputs(kind, o.partitions);
-  if (!model.ok()) return Fail(model.status());
+  if (!model.ok()) return FailGen(model.status());
   Generator generate = GeneratorOf(model->app);
   // The paper's DatabaseJoin5 names 5 computers of a rack; on a smaller
   // rack it spreads over all of the rack's, or over the cluster when the
@@ -76,7 +76,7 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
         o.placement, placement);
   }
   auto first_mode = dfs::ParsePlacementMode(placement);
-  if (!first_mode.ok()) return Fail(first_mode.status().WithContext("--placement"));
+  if (!first_mode.ok()) return FailGen(first_mode.status().WithContext("--placement"));
 
   apps::GenPartition p;
   p.partitions = o.partitions;
@@ -90,7 +90,7 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
     paths.push_back(model->files.size() == 1 ? o.output : o.output + "/" + f);
   }
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail(client.status());
+  if (!client.ok()) return FailGen(client.status());
   int64_t total = 0;
   for (size_t f = 0; f < paths.size(); ++f) {
     dfs::CreateOptions co;
@@ -99,14 +99,14 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
     co.placement = *first_mode;
     if (f > 0) {
       auto mode = dfs::ParsePlacementMode("colocate " + paths[0]);
-      if (!mode.ok()) return Fail(mode.status());
+      if (!mode.ok()) return FailGen(mode.status());
       co.placement = *mode;
     }
     p.file = static_cast<int>(f);
     Status s = WriteFile(**client, paths[f], co, generate, p);
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return FailGen(s);
     auto st = (*client)->Stat(paths[f]);
-    if (!st.ok()) return Fail(st.status());
+    if (!st.ok()) return FailGen(st.status());
     total += static_cast<int64_t>(st->size);
     std::cerr << fmt::format("wrote {}: {} partition(s), {} bytes, placement {}\n", paths[f],
                              o.partitions, st->size, st->placement);

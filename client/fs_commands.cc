@@ -17,7 +17,7 @@
 namespace copse::client {
 namespace {
 
-int Fail(const std::string& what, const Status& s) {
+int FailFs(const std::string& what, const Status& s) {
   return ReportFailure("fs " + what, Status(s.code(), s.ToString()));
 }
 
@@ -85,13 +85,13 @@ void PrintCounters(const dfs::DfsClient& client) {
 int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& what,
            std::FILE* out) {
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail(what, client.status());
+  if (!client.ok()) return FailFs(what, client.status());
   auto st = (*client)->Stat(o.path);
-  if (!st.ok()) return Fail(what, st.status());
+  if (!st.ok()) return FailFs(what, st.status());
   int first = 0, last = static_cast<int>(st->partitions.size()) - 1;
   if (o.partition >= 0) {
     if (o.partition > last) {
-      return Fail(what, InvalidArgument(fmt::format("{} has {} partition(s); there is no "
+      return FailFs(what, InvalidArgument(fmt::format("{} has {} partition(s); there is no "
                                                     "partition {}",
                                                     o.path, last + 1, o.partition)));
     }
@@ -103,10 +103,10 @@ int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& w
         return IoError(fmt::format("writing the output: {}", std::strerror(errno)));
       return Status::Ok();
     });
-    if (!s.ok()) return Fail(what, s);
+    if (!s.ok()) return FailFs(what, s);
   }
   if (std::fflush(out) != 0)
-    return Fail(what, IoError(fmt::format("writing the output: {}", std::strerror(errno))));
+    return FailFs(what, IoError(fmt::format("writing the output: {}", std::strerror(errno))));
   if (o.stats) PrintCounters(**client);
   return 0;
 }
@@ -125,31 +125,31 @@ Result<std::unique_ptr<dfs::DfsClient>> ConnectDfs(const ClusterConfig& config,
 }
 
 int FsPut(const ClusterConfig& config, const FsOptions& o) {
-  if (o.partitions < 1) return Fail("put", InvalidArgument("--partitions must be at least 1"));
+  if (o.partitions < 1) return FailFs("put", InvalidArgument("--partitions must be at least 1"));
   auto mode = dfs::ParsePlacementMode(o.placement);
-  if (!mode.ok()) return Fail("put", mode.status());
+  if (!mode.ok()) return FailFs("put", mode.status());
   std::ifstream in(o.local, std::ios::binary);
   if (!in) {
-    return Fail("put", NotFound(fmt::format("cannot open local file '{}': {}", o.local,
+    return FailFs("put", NotFound(fmt::format("cannot open local file '{}': {}", o.local,
                                             std::strerror(errno))));
   }
   std::error_code ec;
   uint64_t size = std::filesystem::file_size(o.local, ec);
-  if (ec) return Fail("put", IoError(fmt::format("'{}': {}", o.local, ec.message())));
+  if (ec) return FailFs("put", IoError(fmt::format("'{}': {}", o.local, ec.message())));
   auto starts = SplitPoints(in, size, o.partitions, o.record_size, o.local);
-  if (!starts.ok()) return Fail("put", starts.status());
+  if (!starts.ok()) return FailFs("put", starts.status());
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail("put", client.status());
+  if (!client.ok()) return FailFs("put", client.status());
   dfs::CreateOptions co;
   co.partitions = o.partitions;
   co.replication = o.replication;
   co.placement = *mode;
   Status s = (*client)->Create(o.path, co);
-  if (!s.ok()) return Fail("put", s);
+  if (!s.ok()) return FailFs("put", s);
   std::vector<uint8_t> buf(1u << 20);
   for (int p = 0; p < o.partitions; ++p) {
     s = (*client)->BeginPartition(p);
-    if (!s.ok()) return Fail("put", s);
+    if (!s.ok()) return FailFs("put", s);
     uint64_t at = (*starts)[static_cast<size_t>(p)];
     uint64_t end = (*starts)[static_cast<size_t>(p) + 1];
     in.clear();
@@ -159,19 +159,19 @@ int FsPut(const ClusterConfig& config, const FsOptions& o) {
       in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(n));
       if (static_cast<size_t>(in.gcount()) != n) {
         (void)(*client)->Abandon();
-        return Fail("put", IoError(fmt::format("reading '{}' at byte {} failed", o.local, at)));
+        return FailFs("put", IoError(fmt::format("reading '{}' at byte {} failed", o.local, at)));
       }
       s = (*client)->Append(std::span<const uint8_t>(buf.data(), n));
       if (!s.ok()) {
         (void)(*client)->Abandon();
-        return Fail("put", s);
+        return FailFs("put", s);
       }
       at += n;
     }
     auto visible = (*client)->EndPartition();
     if (!visible.ok()) {
       (void)(*client)->Abandon();
-      return Fail("put", visible.status());
+      return FailFs("put", visible.status());
     }
   }
   std::cerr << fmt::format("wrote {} ({}) to {} in {} partition(s)\n", o.local, PrintBytes(size),
@@ -183,7 +183,7 @@ int FsGet(const ClusterConfig& config, const FsOptions& o) {
   std::string tmp = o.local + ".copse-partial";
   std::FILE* out = std::fopen(tmp.c_str(), "wb");
   if (!out) {
-    return Fail("get", IoError(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno))));
+    return FailFs("get", IoError(fmt::format("cannot create '{}': {}", tmp, std::strerror(errno))));
   }
   int rc = ReadTo(config, o, "get", out);
   std::fclose(out);
@@ -193,7 +193,7 @@ int FsGet(const ClusterConfig& config, const FsOptions& o) {
     return rc;
   }
   std::filesystem::rename(tmp, o.local, ec);
-  if (ec) return Fail("get", IoError(fmt::format("renaming to '{}': {}", o.local, ec.message())));
+  if (ec) return FailFs("get", IoError(fmt::format("renaming to '{}': {}", o.local, ec.message())));
   return 0;
 }
 
@@ -203,9 +203,9 @@ int FsCat(const ClusterConfig& config, const FsOptions& o) {
 
 int FsList(const ClusterConfig& config, const FsOptions& o) {
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail("ls", client.status());
+  if (!client.ok()) return FailFs("ls", client.status());
   auto entries = (*client)->List(o.path.empty() ? "/" : o.path);
-  if (!entries.ok()) return Fail("ls", entries.status());
+  if (!entries.ok()) return FailFs("ls", entries.status());
   if (o.json) {
     nlohmann::json j = nlohmann::json::array();
     for (const dfs::ListEntry& e : *entries) {
@@ -232,9 +232,9 @@ int FsList(const ClusterConfig& config, const FsOptions& o) {
 
 int FsStat(const ClusterConfig& config, const FsOptions& o) {
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail("stat", client.status());
+  if (!client.ok()) return FailFs("stat", client.status());
   auto st = (*client)->Stat(o.path);
-  if (!st.ok()) return Fail("stat", st.status());
+  if (!st.ok()) return FailFs("stat", st.status());
   if (o.json) {
     nlohmann::json parts = nlohmann::json::array();
     for (const dfs::PartitionLocation& p : st->partitions) {
@@ -280,9 +280,9 @@ int FsStat(const ClusterConfig& config, const FsOptions& o) {
 
 int FsRemove(const ClusterConfig& config, const FsOptions& o) {
   auto client = ConnectDfs(config, o.computer, o.master_wait);
-  if (!client.ok()) return Fail("rm", client.status());
+  if (!client.ok()) return FailFs("rm", client.status());
   Status s = (*client)->Delete(o.path);
-  if (!s.ok()) return Fail("rm", s);
+  if (!s.ok()) return FailFs("rm", s);
   return 0;
 }
 

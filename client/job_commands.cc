@@ -127,14 +127,9 @@ int Wait(MasterClient& master, uint64_t job) {
   }
 }
 
-Result<std::unique_ptr<MasterClient>> Master(const ClusterConfig& config,
-                                             std::chrono::seconds wait) {
-  return MasterClient::Connect(config, kTimeout, MasterWait(config, wait));
-}
-
 int SubmitAndMaybeWait(const ClusterConfig& config, const std::string& spec, const JobOptions& o,
                        const std::string& what) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail(what, master.status());
   Result<uint64_t> id = (*master)->SubmitJob(spec);
   if (!id.ok()) return Fail(what, id.status());
@@ -209,7 +204,7 @@ int JobSubmit(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobStatus(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job status", master.status());
   Result<std::string> doc = (*master)->JobStatus(o.job);
   if (!doc.ok()) return Fail("job status", doc.status());
@@ -222,7 +217,7 @@ int JobStatus(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobList(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job list", master.status());
   Result<std::string> doc = (*master)->ListJobs();
   if (!doc.ok()) return Fail("job list", doc.status());
@@ -243,13 +238,13 @@ int JobList(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobWait(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job wait", master.status());
   return Wait(**master, o.job);
 }
 
 int JobKill(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job kill", master.status());
   auto k = (*master)->KillJob(o.job);
   if (!k.ok()) return Fail("job kill", k.status());
@@ -262,7 +257,7 @@ int JobKill(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobLogs(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job logs", master.status());
   Result<std::string> doc = (*master)->LogIndex(o.job);
   if (!doc.ok()) return Fail("job logs", doc.status());
@@ -294,7 +289,7 @@ int JobLogs(const ClusterConfig& config, const JobOptions& o) {
 }
 
 int JobHistory(const ClusterConfig& config, const JobOptions& o) {
-  auto master = Master(config, o.master_wait);
+  auto master = ConnectMaster(config, o.master_wait);
   if (!master.ok()) return Fail("job history", master.status());
   Result<std::string> doc = (*master)->LogIndex(o.job);
   if (!doc.ok()) return Fail("job history", doc.status());

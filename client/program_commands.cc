@@ -23,13 +23,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-int Fail(const std::string& what, const Status& s) {
+int FailApp(const std::string& what, const Status& s) {
   return ReportFailure("app " + what, Status(s.code(), s.message()));
-}
-
-Result<std::unique_ptr<MasterClient>> Master(const ClusterConfig& config,
-                                             std::chrono::seconds wait) {
-  return MasterClient::Connect(config, std::chrono::seconds(30), MasterWait(config, wait));
 }
 
 bool IsTar(const std::string& file) {
@@ -114,10 +109,10 @@ int AppPut(const ClusterConfig& config, const AppPutOptions& o) {
   bool executable = false;
   std::string entry = o.entry.empty() && IsTar(o.file) ? o.name : o.entry;
   if (!o.entry.empty() && !IsTar(o.file)) {
-    return Fail("put", InvalidArgument("--entry goes with a .tar archive"));
+    return FailApp("put", InvalidArgument("--entry goes with a .tar archive"));
   }
   Status s = CheckProgramFile(o.file, entry, config.apps.max_program_bytes, &executable);
-  if (!s.ok()) return Fail("put", s);
+  if (!s.ok()) return FailApp("put", s);
   if (!executable) {
     std::cerr << fmt::format(
         "copse app put: warning: {} has no execute bit: runs of it will fail (chmod +x it and "
@@ -126,8 +121,8 @@ int AppPut(const ClusterConfig& config, const AppPutOptions& o) {
   }
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(o.file, ec);
-  auto master = Master(config, o.master_wait);
-  if (!master.ok()) return Fail("put", master.status());
+  auto master = ConnectMaster(config, o.master_wait);
+  if (!master.ok()) return FailApp("put", master.status());
   MasterClient::AppPutRequest req;
   req.name = o.name;
   req.version = o.version;
@@ -136,17 +131,17 @@ int AppPut(const ClusterConfig& config, const AppPutOptions& o) {
   req.shadow = o.shadow;
   req.executable = executable;
   auto prepared = (*master)->AppPut(req);
-  if (!prepared.ok()) return Fail("put", prepared.status());
+  if (!prepared.ok()) return FailApp("put", prepared.status());
   Result<Json> record = ParseJson(*prepared, "the master's answer");
-  if (!record.ok()) return Fail("put", record.status());
+  if (!record.ok()) return FailApp("put", record.status());
   req.version = record->value("version", "");
   const std::string path = record->value("path", "");
   Result<std::string> sha = Upload(config, o, path, size);
-  if (!sha.ok()) return Fail("put", sha.status().WithContext("uploading " + o.file));
+  if (!sha.ok()) return FailApp("put", sha.status().WithContext("uploading " + o.file));
   req.sha256 = *sha;
   req.commit = true;
   auto committed = (*master)->AppPut(req);
-  if (!committed.ok()) return Fail("put", committed.status());
+  if (!committed.ok()) return FailApp("put", committed.status());
   if (o.json) {
     std::cout << *committed << "\n";
   } else {
@@ -157,19 +152,19 @@ int AppPut(const ClusterConfig& config, const AppPutOptions& o) {
 }
 
 int AppList(const ClusterConfig& config, const AppListOptions& o) {
-  auto master = Master(config, o.master_wait);
-  if (!master.ok()) return Fail(o.name.empty() ? "ls" : "show", master.status());
+  auto master = ConnectMaster(config, o.master_wait);
+  if (!master.ok()) return FailApp(o.name.empty() ? "ls" : "show", master.status());
   auto doc = (*master)->AppList(o.name);
-  if (!doc.ok()) return Fail(o.name.empty() ? "ls" : "show", doc.status());
+  if (!doc.ok()) return FailApp(o.name.empty() ? "ls" : "show", doc.status());
   if (o.json) {
     std::cout << *doc << "\n";
     return 0;
   }
   Result<Json> j = ParseJson(*doc, "the master's answer");
-  if (!j.ok()) return Fail("ls", j.status());
+  if (!j.ok()) return FailApp("ls", j.status());
   const Json& programs = (*j)["programs"];
   if (!o.name.empty() && programs.empty()) {
-    return Fail("show", NotFound(fmt::format("no program '{}' in the store", Shown(o.name))));
+    return FailApp("show", NotFound(fmt::format("no program '{}' in the store", Shown(o.name))));
   }
   if (o.name.empty()) {
     std::cout << fmt::format("{:<24} {:<10} {:>12}  {:<12}  {:<20}  {}\n", "NAME", "VERSION",
@@ -197,21 +192,21 @@ int AppList(const ClusterConfig& config, const AppListOptions& o) {
 }
 
 int AppRemove(const ClusterConfig& config, const AppRemoveOptions& o) {
-  auto master = Master(config, o.master_wait);
-  if (!master.ok()) return Fail("rm", master.status());
+  auto master = ConnectMaster(config, o.master_wait);
+  if (!master.ok()) return FailApp("rm", master.status());
   size_t at = o.program.find('@');
   std::string name = o.program.substr(0, at);
   std::string version = at == std::string::npos ? "" : o.program.substr(at + 1);
   if (!ValidProgramName(name) || (at != std::string::npos && !ValidProgramVersion(version))) {
-    return Fail("rm", InvalidArgument(fmt::format(
+    return FailApp("rm", InvalidArgument(fmt::format(
                           "'{}' is not NAME or NAME@VERSION (to remove every version, give NAME "
                           "alone)",
                           Shown(o.program))));
   }
   auto doc = (*master)->AppRemove(name, version);
-  if (!doc.ok()) return Fail("rm", doc.status());
+  if (!doc.ok()) return FailApp("rm", doc.status());
   Result<Json> j = ParseJson(*doc, "the master's answer");
-  if (!j.ok()) return Fail("rm", j.status());
+  if (!j.ok()) return FailApp("rm", j.status());
   for (const Json& p : (*j)["removed"]) {
     std::cout << fmt::format("removed {}@{}\n", Shown(p.value("name", "")),
                              Shown(p.value("version", "")));

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "client/master_client.h"
 #include "common/text.h"
 
 namespace copse::client {
@@ -13,6 +14,11 @@ std::string Shown(std::string_view s) { return EscapeForTerminal(s); }
 int ReportFailure(std::string_view command, const Status& s) {
   std::cerr << "copse " << command << ": " << Shown(s.message()) << "\n";
   return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+Result<std::unique_ptr<MasterClient>> ConnectMaster(const ClusterConfig& config,
+                                                    std::chrono::seconds wait) {
+  return MasterClient::Connect(config, std::chrono::seconds(30), MasterWait(config, wait));
 }
 
 net::ConnectRetry MasterWait(const ClusterConfig& config, std::chrono::seconds wait) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,8 @@
 #include "copse/status.h"
 
 namespace copse::client {
+
+class MasterClient;
 
 // `s` made safe to print in a line of its own or a table cell.
 std::string Shown(std::string_view s);
@@ -31,5 +34,10 @@ std::string ForStdout(std::string_view s);
 // How `copse` waits for the master of `config` when it does not answer (it
 // is restarting): for `wait` (--master-wait), saying so once on stderr.
 net::ConnectRetry MasterWait(const ClusterConfig& config, std::chrono::seconds wait);
+
+// A client of the master of `config`, waited for as MasterWait says; each
+// call times out after 30 s.
+Result<std::unique_ptr<MasterClient>> ConnectMaster(const ClusterConfig& config,
+                                                    std::chrono::seconds wait);
 
 }  // namespace copse::client

@@ -4,6 +4,17 @@
 option(COPSE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(COPSE_WERROR "Treat warnings in project code as errors" ON)
 option(COPSE_PCH "Precompile the headers most translation units parse" ON)
+option(COPSE_UNITY "Compile each target's sources in batches (unity build)" ON)
+
+# Unity builds (docs/development.md, "Build times"): each target's sources
+# compiled eight to a unit, so that the headers they share are parsed, and
+# their inline functions and templates compiled, once per batch instead of
+# once per file. Names at namespace scope in a source file (anonymous
+# namespaces included) must therefore be unique within their target. A file
+# with flags of its own (copse_paths_in) is compiled alone, as CMake does
+# for any source with its own definitions.
+set(CMAKE_UNITY_BUILD ${COPSE_UNITY})
+set(CMAKE_UNITY_BUILD_BATCH_SIZE 8)
 
 if(NOT CMAKE_BUILD_TYPE)
   set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
@@ -33,10 +44,21 @@ endif()
 if(COPSE_WERROR)
   list(APPEND COPSE_WARNINGS -Werror)
 endif()
+# A class defined in a source file whose member has a type from that file's
+# anonymous namespace is fine alone and warned about once the file is part
+# of a unity batch (it is no longer the main file).
+if(COPSE_UNITY AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND COPSE_WARNINGS -Wno-subobject-linkage)
+endif()
 
 if(COPSE_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
-                      -fno-omit-frame-pointer)
+  # UBSan without three of its checks, which cost a quarter of the tree's
+  # compile time (docs/development.md, "Build times"): vptr (a dynamic type
+  # check on every member access through a polymorphic pointer), null (ASan
+  # reports the dereference itself) and alignment (x86 loads misaligned data,
+  # and the wire formats are read with memcpy or Cap'n Proto's own checks).
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize=vptr,null,alignment
+                      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
   # The test tree: -Og and line tables only (-g1, enough for file:line in a
   # sanitizer's report). GCC 12 compiles sanitized code at -O2 -g about seven

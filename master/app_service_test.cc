@@ -13,7 +13,7 @@
 namespace copse::master {
 namespace {
 
-class FakeFiles final : public AppFiles {
+class FakeAppFiles final : public AppFiles {
  public:
   Result<uint64_t> FileSize(const std::string& path) override {
     auto it = files.find(path);
@@ -62,7 +62,7 @@ class AppServiceTest : public ::testing::Test {
 
   std::filesystem::path apps_dir_;
   dfs::MemMetaStore store_;
-  FakeFiles files_;
+  FakeAppFiles files_;
   ManualClock clock_{Timestamp{1'700'000'000'000'000}};
   std::unique_ptr<AppService> service_;
 };

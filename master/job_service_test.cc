@@ -19,7 +19,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-const char* kConfig = R"(
+const char* kJobServiceConfig = R"(
 [cluster]
 name = "t"
 data_root = "/tmp/unused"
@@ -68,7 +68,7 @@ class FakeMessenger final : public TaskMessenger {
 
 class JobServiceTest : public ::testing::Test {
  protected:
-  JobServiceTest() : config_(*ParseClusterConfig(kConfig, "/etc/t.toml")) {
+  JobServiceTest() : config_(*ParseClusterConfig(kJobServiceConfig, "/etc/t.toml")) {
     JobService::Options jo;
     jo.apps_dir = "/bin";  // programs that exist: "true", "sh"
     jo.defer = [this](std::function<void()> f) { deferred_.push_back(std::move(f)); };

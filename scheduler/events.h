@@ -33,6 +33,8 @@ inline constexpr TaskId kNoTask = -1;
 inline constexpr ComputerId kNoComputer = -1;
 // A timeout that never fires.
 inline constexpr Duration kNever = Duration::max();
+// a + b for non-negative durations, kNever when it would overflow.
+inline Duration SatAdd(Duration a, Duration b) { return a > kNever - b ? kNever : a + b; }
 
 // Hadoop Fair Scheduler pool a job belongs to (delay scheduling §4). Jobs
 // naming the same pool must agree on its settings.

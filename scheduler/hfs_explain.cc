@@ -24,8 +24,6 @@ const char* LevelWords(int level) {
 
 json SecondsOrNull(Duration d) { return d == kNever ? json(nullptr) : json(ToSeconds(d)); }
 
-Duration SatAdd(Duration a, Duration b) { return a > kNever - b ? kNever : a + b; }
-
 // Whether computer `c` is a slot task `t` may take at `level`.
 bool Eligible(const ClusterState& s, const TaskInfo& t, ComputerId c, int level) {
   if (ClusterState::LocalityFree(t) || ClusterState::PrefersComputer(t, c)) return true;

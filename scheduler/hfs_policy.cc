@@ -8,12 +8,6 @@
 
 namespace copse::scheduler {
 
-namespace {
-
-Duration SatAdd(Duration a, Duration b) { return a > kNever - b ? kNever : a + b; }
-
-}  // namespace
-
 HfsPolicy::HfsPolicy(HfsOptions options, uint64_t seed)
     : options_(options), roots_(seed, /*prefer_free=*/true) {}
 

@@ -11,7 +11,7 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-constexpr auto kStart = Decision::Kind::kStartTask;
+using testing::kStart;
 
 // Racks r0 = {c0, c1}, r1 = {c2, c3}; W1 = 5 s, W2 = 10 s. Job 1's task
 // (no locality, 20 s) takes c0 at 0 s. Job 2 arrives at 1 s, at the head of

@@ -13,8 +13,8 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-constexpr auto kStart = Decision::Kind::kStartTask;
-constexpr auto kKill = Decision::Kind::kKillTask;
+using testing::kStart;
+using testing::kKill;
 
 std::vector<int> Shares(int m, const std::vector<int>& demand) {
   std::vector<JobDemand> jobs;

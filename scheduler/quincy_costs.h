@@ -98,6 +98,10 @@ int64_t DataCostMilli(const QuincyCostParams& p, TransferBytes bytes);
 // ω ν in milli-units (uncapped).
 int64_t WaitCostMilli(const QuincyCostParams& p, Duration unscheduled);
 
+// θ in milli-units (1 per second run), rounded as ComputeQuincyCosts rounds
+// it; ran is in microseconds.
+inline int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
+
 // The clock hint's step (QuincyGraph::ShiftClock): the shortest whole number
 // of milliseconds whose wait cost is a whole number of milli-units (2 ms at
 // ω = 0.5), so that a clock moved in such steps moves every task's wait and

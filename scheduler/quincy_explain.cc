@@ -27,9 +27,6 @@ using ArcTo = QuincyGraph::ArcTo;
 
 namespace {
 
-// θ in milli-units, rounded as the policy rounds it (quincy_policy.cc).
-int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
-
 bool Placement(const Arc& a) {
   return a.to == ArcTo::kCluster || a.to == ArcTo::kRack || a.to == ArcTo::kComputer;
 }

@@ -117,12 +117,6 @@ void QuincyPolicy::UpdateCapacities(const ClusterState& s) {
   }
 }
 
-namespace {
-
-// θ in milli-units (1 per second run), rounded as ComputeQuincyCosts does.
-int64_t InvestedMilli(Duration ran) { return (ran.count() + 500) / 1000; }
-
-}  // namespace
 
 void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
   const int32_t racks = s.num_racks();

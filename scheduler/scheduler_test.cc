@@ -11,6 +11,7 @@
 
 #include "scheduler/policy_factory.h"
 #include "scheduler/testing/driver.h"
+#include "scheduler/testing/scenario.h"
 
 namespace copse::scheduler {
 namespace {
@@ -19,9 +20,10 @@ using testing::Driver;
 using testing::JobPlan;
 using testing::TaskPlan;
 
-constexpr Timestamp Sec(double s) { return Timestamp{static_cast<int64_t>(s * 1e6)}; }
+using testing::Sec;
 
-std::unique_ptr<Scheduler> Make(const std::string& policy, Topology t, int k = 10) {
+// A Scheduler for `policy` admitting `k` jobs at a time.
+std::unique_ptr<Scheduler> MakeAdmitting(const std::string& policy, Topology t, int k = 10) {
   SchedulerOptions o;
   o.policy.policy = policy;
   o.max_running_jobs = k;
@@ -48,7 +50,7 @@ std::vector<Decision> Of(const std::vector<Decision>& ds, Decision::Kind k) {
 }
 
 TEST(SchedulerTest, AdmitsAtMostKJobsInSubmissionOrder) {
-  auto s = Make("G", Topology::Uniform(1, 2), /*k=*/2);
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 2), /*k=*/2);
   ASSERT_TRUE(s->Handle(Job(3, 0.3), Sec(1)).ok());
   ASSERT_TRUE(s->Handle(Job(1, 0.1), Sec(1)).ok());
   ASSERT_TRUE(s->Handle(Job(2, 0.2), Sec(1)).ok());
@@ -69,7 +71,7 @@ TEST(SchedulerTest, AdmitsAtMostKJobsInSubmissionOrder) {
 }
 
 TEST(SchedulerTest, SlotStaysBusyUntilConfirmations) {
-  auto s = Make("G", Topology::Uniform(1, 1));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 1));
   ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
   ASSERT_TRUE(s->Handle(TaskSubmitted{10, 1, {}}, Sec(0)).ok());
   ASSERT_TRUE(s->Handle(TaskSubmitted{11, 1, {}}, Sec(0)).ok());
@@ -106,7 +108,7 @@ TEST(SchedulerTest, SlotStaysBusyUntilConfirmations) {
 }
 
 TEST(SchedulerTest, RejectsContradictoryEventsAndKeepsState) {
-  auto s = Make("G", Topology::Uniform(1, 1));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 1));
   EXPECT_EQ(s->Handle(TaskStarted{5}, Sec(0)).code(), StatusCode::kNotFound);
   EXPECT_EQ(s->Handle(TaskSubmitted{5, 1, {}}, Sec(0)).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
@@ -127,7 +129,7 @@ TEST(SchedulerTest, RejectsContradictoryEventsAndKeepsState) {
 }
 
 TEST(SchedulerTest, FinishedJobKillsRunningTasksAndForgetsThemWhenConfirmed) {
-  auto s = Make("G", Topology::Uniform(1, 2));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 2));
   ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
   ASSERT_TRUE(s->Handle(TaskSubmitted{10, 1, {}}, Sec(0)).ok());
   ASSERT_TRUE(s->Schedule(Sec(0)).ok());
@@ -146,7 +148,7 @@ TEST(SchedulerTest, FinishedJobKillsRunningTasksAndForgetsThemWhenConfirmed) {
 }
 
 TEST(SchedulerTest, RootIsPlacedAndComputerDownRestartsItsJob) {
-  auto s = Make("G", Topology::Uniform(2, 2));
+  auto s = MakeAdmitting("G", Topology::Uniform(2, 2));
   ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
   auto d = s->Schedule(Sec(0));
   ASSERT_TRUE(d.ok());
@@ -185,7 +187,7 @@ TEST(SchedulerTest, RootIsPlacedAndComputerDownRestartsItsJob) {
 }
 
 TEST(SchedulerTest, RestartedMasterAdoptsRunningTasks) {
-  auto s = Make("G", Topology::Uniform(1, 2));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 2));
   ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
   // Before any Schedule(), the workers report what they run.
   ASSERT_TRUE(s->Handle(TaskAdopted{1001, 1, 1, Sec(-5), {}}, Sec(0)).ok());
@@ -259,7 +261,7 @@ class Recorder final : public ChangeObserver {
 };
 
 TEST(SchedulerTest, RootFailureRestartsTheJobKeepingItsAdmission) {
-  auto s = Make("G", Topology::Uniform(1, 3), /*k=*/1);
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 3), /*k=*/1);
   ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
   ASSERT_TRUE(s->Handle(Job(2, 1, /*root=*/true), Sec(0)).ok());
   auto d = s->Schedule(Sec(0));
@@ -286,7 +288,7 @@ TEST(SchedulerTest, RootFailureRestartsTheJobKeepingItsAdmission) {
 }
 
 TEST(SchedulerTest, WithdrawnTasksAreForgottenOrKilled) {
-  auto s = Make("G", Topology::Uniform(1, 1));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 1));
   Recorder rec;
   s->set_observer(&rec);
   ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
@@ -310,7 +312,7 @@ TEST(SchedulerTest, WithdrawnTasksAreForgottenOrKilled) {
 }
 
 TEST(SchedulerTest, AKilledJobsRootIsKilledAndHoldsItsSlotUntilGone) {
-  auto s = Make("G", Topology::Uniform(1, 2));
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 2));
   ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
   ASSERT_TRUE(s->Schedule(Sec(0)).ok());
   ASSERT_TRUE(s->Handle(TaskStarted{1001}, Sec(0)).ok());
@@ -349,7 +351,7 @@ class EveryPolicyTest : public ::testing::TestWithParam<std::string> {};
 // Plays the workload; returns every decision with its time.
 std::vector<std::pair<Timestamp, Decision>> PlayMixedWorkload(const std::string& policy) {
   Topology topo = Topology::Uniform(2, 3, 2);
-  auto s = Make(policy, topo, /*k=*/3);
+  auto s = MakeAdmitting(policy, topo, /*k=*/3);
   Driver driver(*s);
   TaskId next = 1;
   for (JobId j = 1; j <= 5; ++j) {
@@ -392,7 +394,7 @@ TEST_P(EveryPolicyTest, ComputersComingUpOneByOneGetWork) {
   std::unique_ptr<Scheduler> s;
   {
     Topology copy = topo;  // the scheduler must not keep a reference to it
-    s = Make(GetParam(), std::move(copy));
+    s = MakeAdmitting(GetParam(), std::move(copy));
   }
   for (ComputerId c = 0; c < 4; ++c) ASSERT_TRUE(s->Handle(ComputerDown{c}, Sec(0)).ok());
   ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
@@ -429,7 +431,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, EveryPolicyTest, ::testing::ValuesIn(PolicyNa
 TEST(SchedulerTest, ALoneJobIsNeverPreempted) {
   for (const std::string policy : {"QFP", "QF", "QP", "Q", "GFP", "HFS"}) {
     SCOPED_TRACE(policy);
-    auto s = Make(policy, Topology::Uniform(2, 3, 2), /*k=*/4);
+    auto s = MakeAdmitting(policy, Topology::Uniform(2, 3, 2), /*k=*/4);
     std::mt19937 rng(7);
     // (time in ms, task, true: a start confirmation, else a completion)
     std::multimap<int, std::pair<TaskId, bool>> events;

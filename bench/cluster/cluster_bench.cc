@@ -47,6 +47,7 @@
 #include "apps/catalog.h"
 #include "apps/instances.h"
 #include "bench/cluster/calibrate.h"
+#include "bench/sim/metrics.h"
 #include "bench/sim/suite.h"
 #include "client/loopback_cluster.h"
 #include "common/config.h"
@@ -83,7 +84,6 @@ struct Options {
   fs::path source_dir;
 };
 
-std::string Fixed(double v, int digits) { return fmt::format("{:.{}f}", v, digits); }
 
 Result<Json> ParseJson(const std::string& text, const std::string& what) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);

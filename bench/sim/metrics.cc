@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 namespace copse::bench {
 
@@ -43,6 +45,12 @@ double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
 }
 
 }  // namespace copse::bench

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace copse::bench {
@@ -46,5 +47,8 @@ double Percentile(const std::vector<double>& sorted, double p);
 // The median of `values` (the mean of the middle two for an even count);
 // 0 for none. The benchmarks' summary of repeated runs.
 double Median(std::vector<double> values);
+
+// `v` with `digits` digits after the point, as the reports print numbers.
+std::string Fixed(double v, int digits);
 
 }  // namespace copse::bench

@@ -63,12 +63,6 @@ constexpr double kQuickMaxTimeS = 60;  // --quick
 constexpr double kMeanTaskS = 600;
 constexpr double kQuickMeanTaskS = 60;
 
-std::string Fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
 Json RunJson(const sim::ScaleResult& r, const ScaleSolver& s, int cap, double max_time_s) {
   std::vector<double> lat = r.latency_ms;
   std::sort(lat.begin(), lat.end());

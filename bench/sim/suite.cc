@@ -166,12 +166,6 @@ Status RunChildren(const SuiteOptions& o, const std::vector<Planned>& plan) {
   return Status::Ok();
 }
 
-std::string Fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
 // The paper's Table 3 (ideal running times, seconds) for the report.
 const std::map<std::string, double>& PaperIdeal() {
   static const std::map<std::string, double> kTable = {

@@ -13,8 +13,8 @@ namespace copse::flow {
 
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kPotMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kPotMin = std::numeric_limits<int64_t>::min();
 
 Wide Abs(Wide v) { return v < 0 ? -v : v; }
 
@@ -195,8 +195,8 @@ bool LocalSspSolver::Violated(ArcId a) const {
 // potential is below the interval's bottom.
 void LocalSspSolver::Interval(const FlowGraph& g, NodeId u, int64_t& lower, int64_t& upper,
                               bool& low_side) const {
-  upper = kMax;
-  lower = kMin;
+  upper = kPotMax;
+  lower = kPotMin;
   (void)g;  // the kept copies and adjacency arrays are in step with it
   for (ArcId a : out_[u]) {
     const ArcCopy& c = arcs_[a];
@@ -210,7 +210,7 @@ void LocalSspSolver::Interval(const FlowGraph& g, NodeId u, int64_t& lower, int6
     if (arcs_[a].flow < c.capacity) lower = std::max(lower, x);  // forward v->u: pot[u] >= x
     if (arcs_[a].flow > 0) upper = std::min(upper, x);           // backward u->v: pot[u] <= x
   }
-  low_side = lower != kMin && pot_[u] < lower;
+  low_side = lower != kPotMin && pot_[u] < lower;
 }
 
 void LocalSspSolver::Repair(const FlowGraph& g) {
@@ -221,7 +221,7 @@ void LocalSspSolver::Repair(const FlowGraph& g) {
     if (!node_alive_[u]) continue;
     Interval(g, u, lower, upper, low_side);
     if (lower > upper) continue;
-    pot_[u] = upper != kMax ? upper : (lower != kMin ? lower : pot_[u]);
+    pot_[u] = upper != kPotMax ? upper : (lower != kPotMin ? lower : pot_[u]);
   }
   // Only a changed arc can be violated (flow and potentials of the others
   // did not change); one of its ends, the one with fewer arcs, moves.
@@ -254,13 +254,13 @@ void LocalSspSolver::Repair(const FlowGraph& g) {
     const int64_t pu = pot_[u];
     int64_t p = pu;
     if (pu < lower) {
-      p = upper != kMax ? upper : lower;
+      p = upper != kPotMax ? upper : lower;
     } else if (pu > upper) {
       p = upper;
     }
     if (options_.pull_potentials) {
-      if (excess_[u] < 0 && lower != kMin) p = lower;
-      if (excess_[u] > 0 && upper != kMax) p = upper;
+      if (excess_[u] < 0 && lower != kPotMin) p = lower;
+      if (excess_[u] > 0 && upper != kPotMax) p = upper;
     }
     if (p != pu) {
       pot_[u] = p;
@@ -275,7 +275,7 @@ void LocalSspSolver::Repair(const FlowGraph& g) {
 // The node that bounds u's potential from above (the head of its tightest
 // forward residual arc or the tail of its tightest backward one), kNoId if none.
 NodeId LocalSspSolver::TightAbove(NodeId u) const {
-  int64_t upper = kMax;
+  int64_t upper = kPotMax;
   NodeId w = kNoId;
   for (ArcId a : out_[u]) {
     const ArcCopy& c = arcs_[a];
@@ -324,7 +324,7 @@ void LocalSspSolver::LookAhead(const FlowGraph& g) {
     chain_.push_back(s);
     for (NodeId w : chain_) {
       Interval(g, w, lower, upper, low_side);
-      if (upper != kMax && upper > pot_[w] && lower <= upper) {
+      if (upper != kPotMax && upper > pot_[w] && lower <= upper) {
         pot_[w] = upper;
         ++stats_.lookahead_moves;
       }
@@ -354,7 +354,7 @@ void LocalSspSolver::RetractDeficits(const FlowGraph& g) {
       moved = false;
       // The bounds on u's potential: upper, and the two largest lower bounds
       // with the arc of the largest (it goes when that arc's flow does).
-      int64_t upper = kMax, low1 = kMin, low2 = kMin;
+      int64_t upper = kPotMax, low1 = kPotMin, low2 = kPotMin;
       ArcId low1_arc = kNoId;
       auto add_lower = [&](int64_t x, ArcId a) {
         if (x > low1) {

@@ -16,6 +16,8 @@ namespace copse::scheduler::testing {
 
 constexpr Timestamp Sec(double s) { return Timestamp{static_cast<int64_t>(s * 1e6)}; }
 inline constexpr int64_t kGB = 1'000'000'000;
+inline constexpr auto kStart = Decision::Kind::kStartTask;
+inline constexpr auto kKill = Decision::Kind::kKillTask;
 
 // A Scheduler for `policy` with `params`; aborts the test run on error.
 std::unique_ptr<Scheduler> MakeScheduler(const std::string& policy, Topology topology,
