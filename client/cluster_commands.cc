@@ -1,6 +1,9 @@
 #include "client/cluster_commands.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 
 #include <fstream>
 #include <iostream>
@@ -12,6 +15,7 @@
 #include "client/launcher.h"
 #include "client/master_client.h"
 #include "client/netns.h"
+#include "client/systemd_units.h"
 #include "client/terminal.h"
 #include "common/json.h"
 #include "common/net/auth.h"
@@ -238,7 +242,55 @@ class Up {
 
 }  // namespace
 
+namespace {
+
+// Whether `address` is one of this machine's: a loopback address or one an
+// interface here has.
+bool OnThisMachine(const std::string& address) {
+  if (IsLoopbackAddress(address)) return true;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (ifaddrs* a = list; a != nullptr && !found; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ifa_addr->sa_family == AF_INET) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text,
+                  sizeof text);
+    } else if (a->ifa_addr->sa_family == AF_INET6) {
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, text,
+                  sizeof text);
+    }
+    found = address == text;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+// Every daemon `cluster up` would start here must be on this machine.
+Status CheckAllHere(const ClusterConfig& config) {
+  auto elsewhere = [](const std::string& who, const std::string& name, const std::string& addr) {
+    return InvalidArgument(fmt::format(
+        "{} is on host {} ({}), not this machine: `cluster up` starts the daemons of a config "
+        "on this machine; start the others on their hosts (docs/deploy.md)",
+        who, name, addr));
+  };
+  if (!OnThisMachine(config.master.host))
+    return elsewhere("the master", config.master.host_name, config.master.host);
+  for (const ComputerConfig& c : config.computers)
+    if (!OnThisMachine(c.host)) return elsewhere("computer " + c.name, c.host_name, c.host);
+  return Status::Ok();
+}
+
+}  // namespace
+
 int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
+  if (!options.netns) {
+    if (Status here = CheckAllHere(config); !here.ok()) {
+      std::cerr << "copse cluster up: " << Shown(here.message()) << "\n";
+      return 2;
+    }
+  }
   auto state = ReadNetnsState(config);
   auto procs = ReadPidFile(PidFilePath(config));
   for (const Status& s : {state.status(), procs.status()}) {
@@ -335,6 +387,7 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
     UpOptions up;
     int timeout_s = 30;
     bool json = false;
+    std::string units_dir = ".";
   };
   Options& o = commands.Own<Options>();
   const GlobalOptions& g = commands.global();
@@ -360,6 +413,24 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   commands.Add(down, [&g] {
     return WithConfig(g, "", /*enter_netns=*/false,
                       [](const ClusterConfig& c) { return ClusterDown(c); });
+  });
+  auto* units = cluster->add_subcommand(
+      "units", "write systemd unit files for the master and for a worker (docs/deploy.md)");
+  units->add_option("--out", o.units_dir, "the directory to write them to")
+      ->capture_default_str();
+  units->fallthrough();
+  commands.Add(units, [&o, &g] {
+    return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
+      Result<std::vector<std::filesystem::path>> written = WriteSystemdUnits(c, o.units_dir);
+      if (!written.ok()) return ReportFailure("cluster units", written.status());
+      for (const auto& path : *written) std::cout << Shown(path.string()) << "\n";
+      std::cout << "on each host, as root: copy them to /etc/systemd/system, then\n"
+                << "  systemctl daemon-reload\n"
+                << "  systemctl enable --now " << UnitName(c, "master") << "   (the master's host)\n"
+                << "  systemctl enable --now " << UnitName(c, "COMPUTER")
+                << "   (each computer's host)\n";
+      return 0;
+    });
   });
   auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
   status->add_flag("--json", o.json, "print one JSON document");

@@ -1,6 +1,9 @@
 #include "common/config.h"
 
 #include <fmt/format.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -166,8 +169,9 @@ constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error",
 
 class ConfigParser {
  public:
-  ConfigParser(const toml::table& root, std::filesystem::path origin)
-      : root_(root),
+  ConfigParser(const toml::table& root, std::filesystem::path origin, const HostResolver& resolve)
+      : resolve_(resolve),
+        root_(root),
         origin_(std::move(origin)),
         file_(origin_.string()),
         base_(origin_.has_parent_path() ? origin_.parent_path() : ".") {}
@@ -185,6 +189,7 @@ class ConfigParser {
     const toml::table* http = top.Table("http");
     const toml::table* apps = top.Table("apps");
     const toml::table* streaming = top.Table("streaming");
+    const toml::table* deploy = top.Table("deploy");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -201,7 +206,9 @@ class ConfigParser {
     if (apps) COPSE_RETURN_IF_ERROR(ParseApps(*apps));
     if (streaming) COPSE_RETURN_IF_ERROR(ParseStreaming(*streaming));
     COPSE_RETURN_IF_ERROR(ParseHttp(http));
+    if (deploy) COPSE_RETURN_IF_ERROR(ParseDeploy(*deploy));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
+    COPSE_RETURN_IF_ERROR(ResolveHosts());
     COPSE_RETURN_IF_ERROR(CheckPorts());
     return std::move(cfg_);
   }
@@ -247,6 +254,7 @@ class ConfigParser {
   Status ParseMaster(const toml::table& t) {
     TableReader r(t, "master", file_);
     cfg_.master.host = r.String("host", "127.0.0.1");
+    NoteHost(cfg_.master.host, "master.host");
     cfg_.master.port = static_cast<uint16_t>(r.Int("port", 0, 1, 65535));
     if (r.error().ok() && !t.get("port")) r.Fail(nullptr, "port", "a port (the key is required)");
     std::string dir = r.String("data_dir", "");
@@ -387,6 +395,7 @@ class ConfigParser {
     int64_t count = r.Int("count", 0, 0, 100000);
     int64_t slots = r.Int("slots", 1, 1, 1024);
     std::string host = r.String("host", cfg_.master.host);
+    if (t.get("host")) NoteHost(host, path + ".host");
     const toml::array* explicit_list = r.Array("computers");
     r.Finish();
     COPSE_RETURN_IF_ERROR(r.error());
@@ -437,6 +446,7 @@ class ConfigParser {
     if (r.error().ok() && !names_.insert(c->name).second)
       r.Fail(t.get("name"), "name", "a name not used by another rack or computer");
     c->host = r.String("host", host);
+    if (t.get("host")) NoteHost(c->host, path + ".host");
     c->slots = static_cast<int>(r.Int("slots", slots, 1, 1024));
     c->control_port = static_cast<uint16_t>(r.Int("control_port", 0, 1, 65535));
     c->data_port = static_cast<uint16_t>(r.Int("data_port", 0, 1, 65535));
@@ -464,6 +474,81 @@ class ConfigParser {
     }
     c->control_port = static_cast<uint16_t>(port);
     c->data_port = static_cast<uint16_t>(port + 1);
+    return Status::Ok();
+  }
+
+  // [deploy] is optional: without it, ssh's defaults and /opt/copse.
+  Status ParseDeploy(const toml::table& t) {
+    TableReader r(t, "deploy", file_);
+    DeployConfig& d = cfg_.deploy;
+    d.ssh_user = r.String("ssh_user", "");
+    if (r.error().ok() && !d.ssh_user.empty() && !ValidUserName(d.ssh_user))
+      r.Fail(t.get("ssh_user"), "ssh_user",
+             "a user name of lower-case letters, digits, '-', '_' and '.', not starting with '-'");
+    d.ssh_port = static_cast<uint16_t>(r.Int("ssh_port", 22, 1, 65535));
+    d.ssh_options = r.StringList("ssh_options");
+    for (const std::string& o : d.ssh_options) {
+      if (r.error().ok() && (o.empty() || o.find('\0') != std::string::npos))
+        r.Fail(t.get("ssh_options"), "ssh_options", "a list of non-empty arguments for ssh");
+    }
+    std::string dir = r.String("install_dir", "/opt/copse");
+    if (r.error().ok() && !ValidInstallDir(dir))
+      r.Fail(t.get("install_dir"), "install_dir",
+             "an absolute path of letters, digits, '/', '-', '_' and '.', without '..' (the "
+             "same on every host), got \"" + dir + "\"");
+    d.install_dir = std::filesystem::path(dir).lexically_normal();
+    d.systemd = r.Bool("systemd", false);
+    d.max_clock_offset =
+        std::chrono::milliseconds(r.Int("max_clock_offset_ms", 2000, 1, 3'600'000));
+    r.Finish();
+    return r.error();
+  }
+
+  static bool ValidUserName(const std::string& s) {
+    if (s.empty() || s.size() > 32 || s[0] == '-') return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    });
+  }
+
+  // Paths that go into commands run by a remote shell: nothing it could read
+  // as syntax.
+  static bool ValidInstallDir(const std::string& s) {
+    if (s.size() < 2 || s[0] != '/' || s.size() > 200) return false;
+    for (const auto& part : std::filesystem::path(s))
+      if (part == "..") return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '-' || c == '_' ||
+             c == '.';
+    });
+  }
+
+  // Remembers the first key that names `host`, for the error if it does not
+  // resolve.
+  void NoteHost(const std::string& host, const std::string& key) { host_keys_.emplace(host, key); }
+
+  // Every host name becomes an address; the name is kept for ssh.
+  Status ResolveHosts() {
+    std::map<std::string, std::string> resolved;
+    auto resolve = [&](std::string* host, std::string* name) -> Status {
+      *name = *host;
+      auto it = resolved.find(*host);
+      if (it == resolved.end()) {
+        Result<std::string> address = resolve_(*host);
+        if (!address.ok()) {
+          auto key = host_keys_.find(*host);
+          return InvalidArgument(fmt::format(
+              "{}: key '{}': expected a host name or address that resolves, got \"{}\" ({})",
+              file_, key != host_keys_.end() ? key->second : "master.host", *host,
+              address.status().message()));
+        }
+        it = resolved.emplace(*host, *address).first;
+      }
+      *host = it->second;
+      return Status::Ok();
+    };
+    COPSE_RETURN_IF_ERROR(resolve(&cfg_.master.host, &cfg_.master.host_name));
+    for (ComputerConfig& c : cfg_.computers) COPSE_RETURN_IF_ERROR(resolve(&c.host, &c.host_name));
     return Status::Ok();
   }
 
@@ -513,6 +598,8 @@ class ConfigParser {
     return Status::Ok();
   }
 
+  const HostResolver& resolve_;
+  std::map<std::string, std::string> host_keys_;
   const toml::table& root_;
   std::filesystem::path origin_;
   std::string file_;
@@ -525,8 +612,47 @@ class ConfigParser {
 
 }  // namespace
 
-bool HttpConfig::loopback() const {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+bool HttpConfig::loopback() const { return host == "localhost" || IsLoopbackAddress(host); }
+
+bool IsLoopbackAddress(const std::string& address) {
+  return address == "::1" || address.rfind("127.", 0) == 0;
+}
+
+bool ClusterConfig::AllOnThisMachine() const {
+  if (!IsLoopbackAddress(master.host)) return false;
+  return std::all_of(computers.begin(), computers.end(),
+                     [](const ComputerConfig& c) { return IsLoopbackAddress(c.host); });
+}
+
+Result<std::string> ResolveHost(const std::string& host) {
+  if (host.empty()) return InvalidArgument("an empty host");
+  in6_addr scratch;
+  if (::inet_pton(AF_INET, host.c_str(), &scratch) == 1 ||
+      ::inet_pton(AF_INET6, host.c_str(), &scratch) == 1) {
+    return host;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &list); rc != 0)
+    return NotFound(::gai_strerror(rc));
+  std::string v4, v6;
+  for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ai_family == AF_INET && v4.empty()) {
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof text);
+      v4 = text;
+    } else if (a->ai_family == AF_INET6 && v6.empty()) {
+      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,
+                  sizeof text);
+      v6 = text;
+    }
+  }
+  ::freeaddrinfo(list);
+  if (!v4.empty()) return v4;
+  if (!v6.empty()) return v6;
+  return NotFound("no IPv4 or IPv6 address");
 }
 
 const ComputerConfig* ClusterConfig::FindComputer(const std::string& name) const {
@@ -542,7 +668,8 @@ int ClusterConfig::TotalSlots() const {
 }
 
 Result<ClusterConfig> ParseClusterConfig(const std::string& text,
-                                         const std::filesystem::path& origin) {
+                                         const std::filesystem::path& origin,
+                                         const HostResolver& resolve) {
   toml::table root;
   try {
     root = toml::parse(text, origin.string());
@@ -551,17 +678,18 @@ Result<ClusterConfig> ParseClusterConfig(const std::string& text,
                                        e.source().begin.line, e.source().begin.column,
                                        e.description()));
   }
-  return ConfigParser(root, origin).Parse();
+  return ConfigParser(root, origin, resolve).Parse();
 }
 
-Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path) {
+Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path,
+                                        const HostResolver& resolve) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(fmt::format("{}: cannot open cluster config", path.string()));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return IoError(fmt::format("{}: cannot read cluster config", path.string()));
   std::filesystem::path abs = std::filesystem::absolute(path).lexically_normal();
-  return ParseClusterConfig(text.str(), abs);
+  return ParseClusterConfig(text.str(), abs, resolve);
 }
 
 std::filesystem::path ResolveConfigPath(const std::optional<std::string>& flag) {

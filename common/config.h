@@ -1,7 +1,8 @@
 // ClusterConfig: the cluster description every Copse process reads from a TOML
 // file in cluster-configs/ (docs/design.md §7): racks and computers, the master's
 // address, ports and data dirs, replication, admission limit K, the scheduling
-// policy with its parameters, and the network's bandwidths.
+// policy with its parameters, the network's bandwidths, and how `copse cluster`
+// reaches and installs the hosts.
 //
 // LoadClusterConfig validates everything; an error names the file, the line,
 // the key and what was expected. The format is documented in
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +26,11 @@ struct ComputerConfig {
   std::string name;
   std::string rack;
   int rack_index = 0;
+  // The address the worker listens on and is dialled at: `host` as the
+  // config gives it (a DNS name or an address), resolved when loaded.
   std::string host;
+  // `host` as the config wrote it: what ssh dials and what is shown.
+  std::string host_name;
   int slots = 1;
   uint16_t control_port = 0;
   uint16_t data_port = 0;
@@ -37,7 +43,8 @@ struct RackConfig {
 };
 
 struct MasterConfig {
-  std::string host;
+  std::string host;       // resolved, as ComputerConfig::host
+  std::string host_name;  // as written
   uint16_t port = 0;
   std::filesystem::path data_dir;
 };
@@ -153,6 +160,19 @@ struct HttpConfig {
   bool loopback() const;
 };
 
+// [deploy]: how `copse cluster` reaches the hosts of a config whose
+// computers are not all on this machine, and where it installs Copse on
+// them (docs/cluster-config.md).
+struct DeployConfig {
+  std::string ssh_user;                  // empty: ssh's own choice (~/.ssh/config, $USER)
+  uint16_t ssh_port = 22;
+  std::vector<std::string> ssh_options;  // more arguments for ssh, e.g. {"-i", "key"}
+  std::filesystem::path install_dir = "/opt/copse";  // absolute, the same on every host
+  bool systemd = false;                  // daemons run as systemd units
+  // Preflight: the largest clock offset a host may have from this machine.
+  Duration max_clock_offset{2'000'000};
+};
+
 struct ClusterConfig {
   std::filesystem::path source;  // the file this was loaded from
   std::string name;
@@ -177,22 +197,38 @@ struct ClusterConfig {
   AppsConfig apps;
   StreamingConfig streaming;
   HttpConfig http;
+  DeployConfig deploy;
   std::vector<RackConfig> racks;
   std::vector<ComputerConfig> computers;
 
   // The computer with this name, or nullptr.
   const ComputerConfig* FindComputer(const std::string& name) const;
   int TotalSlots() const;
+  // Whether the master and every computer are on this machine (loopback
+  // addresses): then `copse cluster` starts them here, without ssh.
+  bool AllOnThisMachine() const;
 };
+
+// Whether `address` (resolved) is a loopback address: 127.0.0.0/8 or ::1.
+bool IsLoopbackAddress(const std::string& address);
+
+// Resolves a config's `host`: an IPv4 or IPv6 address is itself; a name
+// becomes its first IPv4 address (else its first IPv6 one), as the system's
+// resolver (getaddrinfo: /etc/hosts, then DNS) gives it.
+using HostResolver = std::function<Result<std::string>(const std::string& host)>;
+Result<std::string> ResolveHost(const std::string& host);
 
 // Reads and validates a cluster config. Relative paths inside the file are
 // resolved against the file's directory.
-Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path);
+// Host names are resolved with `resolve`.
+Result<ClusterConfig> LoadClusterConfig(const std::filesystem::path& path,
+                                        const HostResolver& resolve = ResolveHost);
 
 // Same, from text; `origin` names the source in error messages and its parent
 // directory anchors relative paths.
 Result<ClusterConfig> ParseClusterConfig(const std::string& text,
-                                         const std::filesystem::path& origin);
+                                         const std::filesystem::path& origin,
+                                         const HostResolver& resolve = ResolveHost);
 
 // The config a command should use: `flag` when given, else $COPSE_CONFIG, else
 // cluster-configs/local.toml (docs/design.md §12).

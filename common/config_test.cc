@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
 
 namespace copse {
@@ -221,6 +222,119 @@ TEST(ConfigTest, OutOfRangeValues) {
             std::string::npos);
   std::string e = ErrorOf(Bad("worker_timeout_ms = 1000", "worker_timeout_ms = 50"));
   EXPECT_NE(e.find("longer than heartbeat_interval_ms"), std::string::npos) << e;
+}
+
+// Resolves from a table, as /etc/hosts would; anything else does not exist.
+HostResolver FakeDns(std::map<std::string, std::string> names, int* lookups = nullptr) {
+  return [names = std::move(names), lookups](const std::string& host) -> Result<std::string> {
+    if (lookups) ++*lookups;
+    if (host.rfind("127.", 0) == 0 || host.find(':') != std::string::npos) return host;
+    auto it = names.find(host);
+    if (it == names.end()) return NotFound("Name or service not known");
+    return it->second;
+  };
+}
+
+TEST(ConfigTest, HostNamesAreResolvedWhenLoadedAndKeptForSsh) {
+  int lookups = 0;
+  auto dns = FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"}, {"node-x", "10.0.2.7"}},
+                     &lookups);
+  auto with = [](std::string t, const std::string& from, const std::string& to) {
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  std::string text = with(kGood, "port = 9000", "host = \"head.rack\"\nport = 9000");
+  text = with(text, "slots = 3", "slots = 3\nhost = \"node-a\"");
+  text = with(text, "name = \"x\"", "name = \"x\"\n  host = \"node-x\"");
+  auto r = ParseClusterConfig(text, "/etc/copse/t.toml", dns);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->master.host, "10.0.0.1");
+  EXPECT_EQ(r->master.host_name, "head.rack");
+  EXPECT_EQ(r->computers[0].host, "10.0.1.1");
+  EXPECT_EQ(r->computers[1].host_name, "node-a");
+  EXPECT_EQ(r->computers[2].host, "10.0.2.7");
+  EXPECT_EQ(r->computers[2].host_name, "node-x");
+  EXPECT_EQ(lookups, 3);  // each name once
+  EXPECT_FALSE(r->AllOnThisMachine());
+
+  // A name that does not resolve is an error naming the key that gave it.
+  auto bad = ParseClusterConfig(with(text, "\"node-x\"", "\"node-y\""), "/etc/copse/t.toml", dns);
+  ASSERT_FALSE(bad.ok());
+  const std::string e = bad.status().message();
+  EXPECT_NE(e.find("racks[1].computers[0].host"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"node-y\""), std::string::npos) << e;
+  EXPECT_NE(e.find("Name or service not known"), std::string::npos) << e;
+  auto master = ParseClusterConfig(with(text, "head.rack", "nohead"), "/etc/copse/t.toml", dns);
+  ASSERT_FALSE(master.ok());
+  EXPECT_NE(master.status().message().find("master.host"), std::string::npos);
+
+  // Two names of one address are one host: their ports collide.
+  auto same = ParseClusterConfig(with(text, "\"node-x\"", "\"node-a\""), "/etc/copse/t.toml",
+                                 FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"}}));
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  auto clash = ParseClusterConfig(with(with(text, "\"node-x\"", "\"alias-a\""), "control_port = 9200",
+                                       "control_port = 9100"),
+                                  "/etc/copse/t.toml",
+                                  FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"},
+                                           {"alias-a", "10.0.1.1"}}));
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.status().message().find("also used by a-c00.control_port"), std::string::npos)
+      << clash.status().ToString();
+}
+
+TEST(ConfigTest, AConfigOnLoopbackIsOnThisMachineAndLocalhostResolves) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->AllOnThisMachine());
+  EXPECT_EQ(r->master.host_name, "127.0.0.1");
+  // The system's resolver: an address is itself, and localhost is in
+  // /etc/hosts (no DNS query leaves the machine for either).
+  EXPECT_EQ(*ResolveHost("10.1.2.3"), "10.1.2.3");
+  EXPECT_EQ(*ResolveHost("::1"), "::1");
+  Result<std::string> local = ResolveHost("localhost");
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_TRUE(IsLoopbackAddress(*local)) << *local;
+  EXPECT_FALSE(ResolveHost("").ok());
+}
+
+TEST(ConfigTest, DeployTableIsChecked) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->deploy.install_dir, "/opt/copse");
+  EXPECT_EQ(r->deploy.ssh_port, 22);
+  EXPECT_FALSE(r->deploy.systemd);
+  const std::string deploy =
+      "\n[deploy]\nssh_user = \"copse\"\nssh_port = 2222\n"
+      "ssh_options = [\"-i\", \"/home/op/.ssh/copse\"]\ninstall_dir = \"/srv/copse/\"\n"
+      "systemd = true\nmax_clock_offset_ms = 500\n";
+  auto d = ParseClusterConfig(std::string(kGood) + deploy, "/etc/copse/t.toml");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->deploy.ssh_user, "copse");
+  EXPECT_EQ(d->deploy.ssh_port, 2222);
+  EXPECT_EQ(d->deploy.ssh_options, (std::vector<std::string>{"-i", "/home/op/.ssh/copse"}));
+  EXPECT_EQ(d->deploy.install_dir, "/srv/copse/");
+  EXPECT_TRUE(d->deploy.systemd);
+  EXPECT_EQ(d->deploy.max_clock_offset, std::chrono::milliseconds(500));
+  auto error = [&](const std::string& from, const std::string& to) {
+    std::string t = std::string(kGood) + deploy;
+    t.replace(t.find(from), from.size(), to);
+    return ErrorOf(t);
+  };
+  // Hostile values: whatever a remote shell could read as syntax.
+  for (const char* dir : {"\"opt/copse\"", "\"/opt/$(reboot)\"", "\"/opt/../etc\"",
+                          "\"/opt/co pse\"", "\"/opt/a;b\""}) {
+    std::string e = error("\"/srv/copse/\"", dir);
+    EXPECT_NE(e.find("deploy.install_dir"), std::string::npos) << dir << ": " << e;
+  }
+  for (const char* user : {"\"-oProxyCommand=x\"", "\"root;id\"", "\"Op\""}) {
+    std::string e = error("\"copse\"", user);
+    EXPECT_NE(e.find("deploy.ssh_user"), std::string::npos) << user << ": " << e;
+  }
+  EXPECT_NE(error("ssh_port = 2222", "ssh_port = 0").find("deploy.ssh_port"), std::string::npos);
+  EXPECT_NE(error("[\"-i\", \"/home/op/.ssh/copse\"]", "[\"\"]").find("deploy.ssh_options"),
+            std::string::npos);
+  EXPECT_NE(error("systemd = true", "systemd = 1").find("deploy.systemd"), std::string::npos);
+  EXPECT_NE(error("systemd = true", "sytemd = true").find("deploy.sytemd"), std::string::npos);
 }
 
 TEST(ConfigTest, UnknownKeyIsRejected) {

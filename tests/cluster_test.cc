@@ -12,6 +12,7 @@
 
 #include "client/loopback_cluster.h"
 #include "common/config.h"
+#include "common/subprocess.h"
 #include "common/net/auth.h"
 #include "tests/harness/harness.h"
 
@@ -331,6 +332,75 @@ TEST(ClusterCliTest, BadConfigIsReportedWithFileAndKey) {
   CommandResult m = RunCopse("copse-master", {"--config", config.string()});
   EXPECT_EQ(m.exit_code, 2);
   EXPECT_NE(m.err.find("racks[0].computers[0].slots"), std::string::npos) << m.err;
+}
+
+// A config with a computer on another host is not started here: `cluster
+// up` says which and where (no packet is sent to that address).
+TEST(ClusterCliTest, UpRefusesAConfigWithAComputerOnAnotherHost) {
+  TempDir dir;
+  std::filesystem::path config = WriteClusterConfig(dir.path(), LocalClusterSpec{});
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string first = "  name = \"c00\"\n";
+  ASSERT_NE(text.find(first), std::string::npos) << text;
+  text.replace(text.find(first), first.size(), first + "  host = \"192.0.2.7\"\n");  // TEST-NET-1
+  std::ofstream(config) << text;
+  CommandResult r = RunCopse("copse", {"--config", config.string(), "cluster", "up"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("computer c00 is on host 192.0.2.7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("docs/deploy.md"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "data" / "cluster.pids.json"));
+}
+
+// `cluster units` writes unit files systemd accepts: checked with
+// `systemd-analyze verify`, with the build's own bin/ as the install (verify
+// checks that ExecStart's program exists and is executable).
+TEST(ClusterCliTest, UnitsAreWrittenForTheInstallAndSystemdAcceptsThem) {
+  const std::filesystem::path install = BinDir().parent_path();
+  const std::string path = install.string();
+  if (path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.") !=
+      std::string::npos) {
+    GTEST_SKIP() << "the build directory " << path << " is no valid deploy.install_dir";
+  }
+  TempDir dir;
+  LocalClusterSpec spec;
+  spec.extra_tables = "[deploy]\ninstall_dir = \"" + path + "\"\n";
+  std::filesystem::path config = WriteClusterConfig(dir.path(), spec);
+  CommandResult r = RunCopse("copse", {"--config", config.string(), "cluster", "units", "--out",
+                                       (dir.path() / "units").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::filesystem::path master = dir.path() / "units" / "copse-test-master.service";
+  const std::filesystem::path worker = dir.path() / "units" / "copse-test-worker@.service";
+  EXPECT_NE(r.out.find(master.string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("systemctl enable --now copse-test-worker@COMPUTER.service"),
+            std::string::npos)
+      << r.out;
+  ASSERT_TRUE(std::filesystem::exists(master));
+  ASSERT_TRUE(std::filesystem::exists(worker));
+  // Where no directory can be made, it says so.
+  CommandResult bad = RunCopse("copse", {"--config", config.string(), "cluster", "units", "--out",
+                                         (dir.path() / "units" / "copse-test-master.service" / "x")
+                                             .string()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("copse cluster units: "), std::string::npos) << bad.err;
+
+  if (!std::filesystem::exists("/usr/bin/systemd-analyze")) {
+    GTEST_SKIP() << "systemd-analyze is not installed: the units were not verified";
+  }
+  // verify takes an instance of the template.
+  const std::filesystem::path instance = dir.path() / "units" / "copse-test-worker@c00.service";
+  std::filesystem::copy_file(worker, instance);
+  SpawnOptions o;
+  o.program = "/usr/bin/systemd-analyze";
+  o.args = {"verify", "--man=no", master.string(), instance.string()};
+  auto v = RunProcess(std::move(o), std::chrono::seconds(60));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_TRUE(v->status.known && v->status.code == 0) << v->out << v->err;
+  // Any remark is a defect in the unit, even those verify does not fail on.
+  EXPECT_EQ(v->out + v->err, "");
 }
 
 // A port found free can be taken by another process before the daemon binds
