@@ -28,16 +28,47 @@ std::filesystem::path PidFilePath(const ClusterConfig& config) {
   return config.data_root / "cluster.pids.json";
 }
 
+// The last `lines` lines of the file at `path` (all of it when it has
+// fewer), read backwards from its end so that a long log costs only its tail.
+Result<std::string> LastLines(const std::filesystem::path& path, int lines) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(fmt::format("{}: cannot open", path.string()));
+  in.seekg(0, std::ios::end);
+  const int64_t size = in.tellg();
+  if (size < 0) return IoError(fmt::format("{}: cannot read", path.string()));
+  constexpr int64_t kChunk = 64 << 10;
+  std::string text;
+  int64_t start = size;
+  // Newlines that end a line; a last line without one counts too.
+  auto ended = [&] {
+    int64_t n = std::count(text.begin(), text.end(), '\n');
+    return !text.empty() && text.back() != '\n' ? n + 1 : n;
+  };
+  while (start > 0 && ended() <= lines) {
+    const int64_t n = std::min(kChunk, start);
+    start -= n;
+    std::string chunk(static_cast<size_t>(n), '\0');
+    in.seekg(start);
+    if (!in.read(chunk.data(), n)) return IoError(fmt::format("{}: cannot read", path.string()));
+    text.insert(0, chunk);
+  }
+  // Keep the last `lines` lines: back from the end (a final newline ends
+  // the last line) to the newline before the first of them.
+  size_t i = text.size();
+  if (i > 0 && text[i - 1] == '\n') --i;
+  for (int found = 0; i > 0; --i)
+    if (text[i - 1] == '\n' && ++found == lines) break;
+  text.erase(0, i);
+  return text;
+}
+
 // The last `lines` lines of a file, indented, for error reports.
 std::string Tail(const std::filesystem::path& path, int lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  for (std::string line; std::getline(in, line);) all.push_back(line);
+  Result<std::string> text = LastLines(path, lines);
+  if (!text.ok()) return "";
   std::string out;
-  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
-       ++i) {
-    out += "    " + all[i] + "\n";
-  }
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) out += "    " + line + "\n";
   return out;
 }
 
@@ -284,6 +315,35 @@ Status CheckAllHere(const ClusterConfig& config) {
 
 }  // namespace
 
+int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines) {
+  std::filesystem::path log;
+  std::string host, address;
+  if (who == "master") {
+    log = config.master.data_dir / "master.log";
+    host = config.master.host_name;
+    address = config.master.host;
+  } else if (const ComputerConfig* c = config.FindComputer(who)) {
+    log = c->data_dir / "worker.log";
+    host = c->host_name;
+    address = c->host;
+  } else {
+    return ReportFailure("cluster logs",
+                         InvalidArgument(fmt::format("no computer '{}' in the config of cluster {} "
+                                                     "(a computer's name, or master)",
+                                                     who, config.name)));
+  }
+  if (!OnThisMachine(address)) {
+    return ReportFailure(
+        "cluster logs",
+        InvalidArgument(fmt::format("{} is on host {} ({}): its log is {} there (docs/deploy.md)",
+                                    who, host, address, log.string())));
+  }
+  Result<std::string> text = LastLines(log, lines);
+  if (!text.ok()) return ReportFailure("cluster logs", text.status());
+  std::cout << ForStdout(*text);
+  return 0;
+}
+
 int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
   if (!options.netns) {
     if (Status here = CheckAllHere(config); !here.ok()) {
@@ -388,6 +448,8 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
     int timeout_s = 30;
     bool json = false;
     std::string units_dir = ".";
+    std::string logs_of;
+    int lines = 50;
   };
   Options& o = commands.Own<Options>();
   const GlobalOptions& g = commands.global();
@@ -431,6 +493,16 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
                 << "   (each computer's host)\n";
       return 0;
     });
+  });
+  auto* logs = cluster->add_subcommand("logs", "the last lines of a daemon's log");
+  logs->add_option("who", o.logs_of, "a computer's name, or master")->required();
+  logs->add_option("-n,--lines", o.lines, "how many lines")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  logs->fallthrough();
+  commands.Add(logs, [&o, &g] {
+    return WithConfig(g, "", /*enter_netns=*/false,
+                      [&](const ClusterConfig& c) { return ClusterLogs(c, o.logs_of, o.lines); });
   });
   auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
   status->add_flag("--json", o.json, "print one JSON document");

@@ -1,9 +1,10 @@
-// `copse cluster up|down|status`: run a whole cluster on this machine from its
-// config, stop it, and show it. Each returns the process exit code (docs/design.md
+// `copse cluster up|down|status|logs`: run a whole cluster on this machine
+// from its config, stop it, show it, and show a daemon's log. Each returns the process exit code (docs/design.md
 // §12: 0 ok, 1 failed, 2 bad usage or input) after printing what happened.
 #pragma once
 
 #include <chrono>
+#include <string>
 
 #include "common/config.h"
 
@@ -18,5 +19,8 @@ int ClusterUp(const ClusterConfig& config, const UpOptions& options);
 int ClusterDown(const ClusterConfig& config);
 // Waits up to `master_wait` for a master that does not answer.
 int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait);
+// The last `lines` lines of the log of `who` (a computer, or "master"),
+// escaped as docs/cli.md says for a terminal.
+int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines);
 
 }  // namespace copse::client

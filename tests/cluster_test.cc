@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -244,6 +245,38 @@ TEST_F(ClusterTest, DownLeavesNoProcessBehind) {
   EXPECT_EQ(status.exit_code, 1);
   EXPECT_NE(status.err.find("is the cluster up?"), std::string::npos) << status.err;
   EXPECT_EQ(status.err.find("--netns"), std::string::npos) << status.err;
+}
+
+// `cluster logs` shows a daemon's last lines, also once the cluster is down.
+TEST_F(ClusterTest, LogsShowTheLastLinesOfADaemonsLog) {
+  Up();
+  CommandResult master = Copse({"cluster", "logs", "master", "-n", "3"});
+  ASSERT_EQ(master.exit_code, 0) << master.err;
+  EXPECT_FALSE(master.out.empty());
+  EXPECT_LE(std::count(master.out.begin(), master.out.end(), '\n'), 3) << master.out;
+  ASSERT_EQ(Copse({"cluster", "down"}).exit_code, 0);
+  // A log longer than one read from its end: the last three lines exactly.
+  const std::filesystem::path log = dir_.path() / "data" / "c01" / "worker.log";
+  {
+    std::ofstream out(log, std::ios::app);
+    for (int i = 0; i < 200'000; ++i) out << "line " << i << "\n";
+  }
+  CommandResult tail = Copse({"cluster", "logs", "c01", "--lines", "3"});
+  ASSERT_EQ(tail.exit_code, 0) << tail.err;
+  EXPECT_EQ(tail.out, "line 199997\nline 199998\nline 199999\n");
+  // The same lines a reader from the start finds.
+  std::vector<std::string> all;
+  std::ifstream in(dir_.path() / "data" / "c00" / "worker.log");
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  ASSERT_GE(all.size(), 2u);
+  CommandResult c00 = Copse({"cluster", "logs", "c00", "-n", "2"});
+  ASSERT_EQ(c00.exit_code, 0) << c00.err;
+  EXPECT_EQ(c00.out, all[all.size() - 2] + "\n" + all.back() + "\n");
+  // Whom it does not know, and no lines at all, are usage errors.
+  CommandResult nobody = Copse({"cluster", "logs", "c99"});
+  EXPECT_EQ(nobody.exit_code, 2);
+  EXPECT_NE(nobody.err.find("no computer 'c99'"), std::string::npos) << nobody.err;
+  EXPECT_EQ(Copse({"cluster", "logs", "c00", "-n", "0"}).exit_code, 2);
 }
 
 TEST_F(ClusterTest, SecondWorkerForALiveComputerIsRefused) {
