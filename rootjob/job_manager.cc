@@ -72,11 +72,58 @@ JobManager::JobManager(JobDag dag, FileReplicas file_replicas, JobOptions option
   }
 }
 
-void JobManager::Refresh(VertexId v) {
-  VertexInfo& vi = mut(v);
-  if (vi.state != VertexState::kWaiting && vi.state != VertexState::kReady) return;
-  vi.state = IsReady(v) ? VertexState::kReady : VertexState::kWaiting;
+VertexState NextVertexState(VertexState s, VertexEvent e, const VertexFacts& f) {
+  using S = VertexState;
+  const S waiting_or_ready = f.ready ? S::kReady : S::kWaiting;
+  switch (e) {
+    case VertexEvent::kInputsChanged:
+      return s == S::kWaiting || s == S::kReady ? waiting_or_ready : s;
+    case VertexEvent::kIssued:
+      return s == S::kReady || s == S::kSubmitted ? S::kSubmitted : s;
+    case VertexEvent::kStarted:
+      return s == S::kSubmitted ? S::kRunning : s;
+    case VertexEvent::kRunStopped:
+      if (s != S::kSubmitted && s != S::kRunning) return s;
+      return f.any_running ? S::kRunning : S::kSubmitted;
+    case VertexEvent::kRequeued:
+      return s == S::kDone || s == S::kFailed || f.any_live ? s : waiting_or_ready;
+    case VertexEvent::kCompleted:
+      return S::kDone;
+    case VertexEvent::kFailedForGood:
+      return S::kFailed;
+    case VertexEvent::kOutputLost:
+      return s == S::kDone ? waiting_or_ready : s;
+  }
+  return s;
 }
+
+bool NeedsReadiness(VertexState s, VertexEvent e, const VertexFacts& f) {
+  using S = VertexState;
+  switch (e) {
+    case VertexEvent::kInputsChanged:
+      return s == S::kWaiting || s == S::kReady;
+    case VertexEvent::kRequeued:
+      return s != S::kDone && s != S::kFailed && !f.any_live;
+    case VertexEvent::kOutputLost:
+      return s == S::kDone;
+    default:
+      return false;
+  }
+}
+
+void JobManager::Move(VertexId v, VertexEvent e) {
+  VertexInfo& vi = mut(v);
+  VertexFacts f;
+  for (const RunRecord& r : vi.runs) {
+    if (r.outcome != RunOutcome::kLive) continue;
+    f.any_live = true;
+    f.any_running = f.any_running || r.running;
+  }
+  if (NeedsReadiness(vi.state, e, f)) f.ready = IsReady(v);
+  vi.state = NextVertexState(vi.state, e, f);
+}
+
+void JobManager::Refresh(VertexId v) { Move(v, VertexEvent::kInputsChanged); }
 
 void JobManager::RefreshConsumers(int stage) {
   for (int c : consumers_[stage]) {
@@ -178,7 +225,7 @@ RunId JobManager::Issue(VertexId v, bool duplicate, Timestamp now) {
   r.duplicate = duplicate;
   r.inputs = ComputeInputs(v);
   vi.runs.push_back(std::move(r));
-  if (vi.state != VertexState::kRunning) vi.state = VertexState::kSubmitted;
+  Move(v, VertexEvent::kIssued);
   if (duplicate) vi.duplicated = true;
   return RunId{v, vi.runs.back().version};
 }
@@ -225,26 +272,21 @@ RunRecord* JobManager::LiveRun(RunId r) {
   return run.outcome == RunOutcome::kLive ? &run : nullptr;
 }
 
-void JobManager::EndRun(VertexInfo& vi, RunRecord& run, RunOutcome outcome,
+void JobManager::EndRun(VertexId v, RunRecord& run, RunOutcome outcome,
                         const std::string& detail, Timestamp now) {
   run.outcome = outcome;
   run.running = false;
   run.ended = now;
   if (!detail.empty()) run.detail = detail;
-  if (vi.state == VertexState::kRunning || vi.state == VertexState::kSubmitted) {
-    bool any_running = false;
-    for (const RunRecord& r : vi.runs) any_running |= r.outcome == RunOutcome::kLive && r.running;
-    vi.state = any_running ? VertexState::kRunning : VertexState::kSubmitted;
-  }
+  Move(v, VertexEvent::kRunStopped);
 }
 
 void JobManager::Requeue(VertexId v) {
   VertexInfo& vi = mut(v);
   if (vi.state == VertexState::kDone || vi.state == VertexState::kFailed) return;
   if (vi.live_runs() > 0) return;
-  vi.state = VertexState::kWaiting;
   vi.duplicated = false;
-  Refresh(v);
+  Move(v, VertexEvent::kRequeued);
 }
 
 bool JobManager::Started(RunId r, int attempt, int computer, Timestamp now) {
@@ -254,8 +296,7 @@ bool JobManager::Started(RunId r, int attempt, int computer, Timestamp now) {
   run->computer = computer;
   run->started = now;
   run->running = true;
-  VertexInfo& vi = mut(r.vertex);
-  if (vi.state == VertexState::kSubmitted) vi.state = VertexState::kRunning;
+  Move(r.vertex, VertexEvent::kStarted);
   return true;
 }
 
@@ -264,12 +305,7 @@ bool JobManager::Preempted(RunId r, Timestamp now) {
   if (run == nullptr) return false;
   (void)now;
   run->running = false;
-  VertexInfo& vi = mut(r.vertex);
-  if (vi.state == VertexState::kRunning) {
-    bool any_running = false;
-    for (const RunRecord& x : vi.runs) any_running |= x.outcome == RunOutcome::kLive && x.running;
-    if (!any_running) vi.state = VertexState::kSubmitted;
-  }
+  Move(r.vertex, VertexEvent::kRunStopped);
   return true;
 }
 
@@ -281,14 +317,14 @@ bool JobManager::Completed(RunId r, int attempt, int computer, int64_t output_by
   if (attempt > 0) run->attempt = attempt;
   run->computer = computer;
   if (vi.state == VertexState::kDone) {  // another run won meanwhile
-    EndRun(vi, *run, RunOutcome::kSuperseded, "another run finished first", now);
+    EndRun(r.vertex, *run, RunOutcome::kSuperseded, "another run finished first", now);
     return false;
   }
   if (run->started >= Timestamp{0}) {
     stage_times_[r.vertex.stage].push_back(now - run->started);
   }
-  EndRun(vi, *run, RunOutcome::kCompleted, "", now);
-  vi.state = VertexState::kDone;
+  EndRun(r.vertex, *run, RunOutcome::kCompleted, "", now);
+  Move(r.vertex, VertexEvent::kCompleted);
   vi.winner = r.version;
   vi.computer = computer;
   vi.output_bytes = output_bytes;
@@ -321,17 +357,17 @@ bool JobManager::Failed(RunId r, const FailureInfo& why, Timestamp now) {
   if (run == nullptr) return false;
   VertexInfo& vi = mut(r.vertex);
   if (run->withdrawing) {  // a run being killed at our request fails as it dies
-    EndRun(vi, *run, vi.state == VertexState::kDone ? RunOutcome::kSuperseded
+    EndRun(r.vertex, *run, vi.state == VertexState::kDone ? RunOutcome::kSuperseded
                                                     : RunOutcome::kWithdrawn,
            "", now);
     Requeue(r.vertex);
     return true;
   }
-  EndRun(vi, *run, RunOutcome::kFailed, why.reason, now);
+  EndRun(r.vertex, *run, RunOutcome::kFailed, why.reason, now);
   if (vi.state == VertexState::kDone) return true;  // a duplicate that lost anyway
   ++vi.failures;
   if (!why.retry || vi.failures >= options_.max_attempts) {
-    vi.state = VertexState::kFailed;
+    Move(r.vertex, VertexEvent::kFailedForGood);
     std::string times = vi.failures == 1 ? "once" : std::to_string(vi.failures) + " times";
     FailJob("vertex " + VertexName(r.vertex) + " failed " + times +
             (why.retry ? "" : " and is not to be retried") + ": " + why.reason);
@@ -344,8 +380,7 @@ bool JobManager::Failed(RunId r, const FailureInfo& why, Timestamp now) {
 bool JobManager::Lost(RunId r, const std::string& why, Timestamp now) {
   RunRecord* run = LiveRun(r);
   if (run == nullptr) return false;
-  VertexInfo& vi = mut(r.vertex);
-  EndRun(vi, *run, run->withdrawing ? RunOutcome::kWithdrawn : RunOutcome::kLost, why, now);
+  EndRun(r.vertex, *run, run->withdrawing ? RunOutcome::kWithdrawn : RunOutcome::kLost, why, now);
   Requeue(r.vertex);
   return true;
 }
@@ -354,7 +389,7 @@ bool JobManager::Withdrawn(RunId r, Timestamp now) {
   RunRecord* run = LiveRun(r);
   if (run == nullptr) return false;
   VertexInfo& vi = mut(r.vertex);
-  EndRun(vi, *run,
+  EndRun(r.vertex, *run,
          vi.state == VertexState::kDone ? RunOutcome::kSuperseded : RunOutcome::kWithdrawn, "",
          now);
   Requeue(r.vertex);
@@ -375,7 +410,7 @@ void JobManager::WithdrawUnstarted(VertexId v) {
 void JobManager::UndoOutput(VertexId p) {
   VertexInfo& vi = mut(p);
   if (vi.state != VertexState::kDone) return;
-  vi.state = VertexState::kWaiting;
+  Move(p, VertexEvent::kOutputLost);
   vi.winner = 0;
   vi.computer = -1;
   vi.bucket_bytes.clear();
@@ -383,7 +418,6 @@ void JobManager::UndoOutput(VertexId p) {
   vi.duplicated = false;
   --stage_done_[p.stage];
   --done_count_;
-  Refresh(p);
   // Consumers waiting for a start would read the lost output: withdrawn.
   for (int c : consumers_[p.stage]) {
     for (int i = 0; i < dag_.stages[c].vertices; ++i) {
@@ -397,8 +431,7 @@ void JobManager::UndoOutput(VertexId p) {
 bool JobManager::InputLost(RunId r, RunId producer, const std::string& why, Timestamp now) {
   RunRecord* run = LiveRun(r);
   if (run == nullptr) return false;
-  VertexInfo& vi = mut(r.vertex);
-  EndRun(vi, *run, RunOutcome::kInputLost, why, now);
+  EndRun(r.vertex, *run, RunOutcome::kInputLost, why, now);
   if (producer.vertex.stage >= 0 && producer.vertex.stage < static_cast<int>(vertices_.size()) &&
       producer.vertex.index >= 0 &&
       producer.vertex.index < dag_.stages[producer.vertex.stage].vertices) {

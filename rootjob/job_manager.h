@@ -4,7 +4,7 @@
 // run this same code.
 //
 // Every vertex moves waiting → ready → submitted → running → done, or to
-// failed. Each run of a vertex has a version (1, 2, ...): a retry after a
+// failed, through one transition function (NextVertexState below). Each run of a vertex has a version (1, 2, ...): a retry after a
 // failure, a re-execution after its output was lost, and a duplicate of a
 // straggler are new versions. The master numbers the attempts of one run (a
 // preempted run starts again under a new attempt without the root asking).
@@ -62,6 +62,39 @@ struct RunId {
 
 enum class VertexState : uint8_t { kWaiting, kReady, kSubmitted, kRunning, kDone, kFailed };
 const char* VertexStateName(VertexState s);
+
+// What moves a vertex from one state to another.
+enum class VertexEvent : uint8_t {
+  kInputsChanged,  // an input of it appeared or was lost
+  kIssued,         // a run of it was submitted: a first run, a retry or a duplicate
+  kStarted,        // a run of it started on a computer
+  kRunStopped,     // a run of it ended, or was preempted
+  kRequeued,       // it has no live run left, is neither done nor failed: it runs again
+  kCompleted,      // a run of it completed: its output counts
+  kFailedForGood,  // it failed as often as it may, or a failure said not to retry
+  kOutputLost,     // its output was lost: it runs again once its inputs are there
+};
+
+// What a transition reads of the vertex besides its state.
+struct VertexFacts {
+  bool ready = false;        // every input is there
+  bool any_live = false;     // a run of it is submitted or running
+  bool any_running = false;  // a run of it is running
+};
+
+// The vertex state machine, the one place that says where a vertex in
+// state `s` goes on `e`:
+//   waiting/ready  --inputs changed-->  ready if every input is there, else waiting
+//   ready/submitted/running --issued--> submitted (running stays running)
+//   submitted --started--> running
+//   submitted/running --run stopped--> running while a run runs, else submitted
+//   any but done/failed, with no live run --requeued--> ready or waiting
+//   any --completed--> done;  any --failed for good--> failed
+//   done --output lost--> ready or waiting
+// Every other pair leaves the state as it is. `f.ready` is read only where
+// the result depends on it (NeedsReadiness).
+VertexState NextVertexState(VertexState s, VertexEvent e, const VertexFacts& f);
+bool NeedsReadiness(VertexState s, VertexEvent e, const VertexFacts& f);
 
 enum class RunOutcome : uint8_t {
   kLive,        // submitted or running
@@ -181,8 +214,10 @@ class JobManager {
                   std::vector<InputPiece>* out) const;
   std::vector<InputPiece> ComputeInputs(VertexId v) const;
   RunId Issue(VertexId v, bool duplicate, Timestamp now);
-  void EndRun(VertexInfo& vi, RunRecord& run, RunOutcome outcome, const std::string& detail,
+  void EndRun(VertexId v, RunRecord& run, RunOutcome outcome, const std::string& detail,
               Timestamp now);
+  // Moves `v` through NextVertexState: every change of a vertex's state.
+  void Move(VertexId v, VertexEvent e);
   // A waiting or ready vertex becomes ready when its inputs are there, else waits.
   void Refresh(VertexId v);
   void RefreshConsumers(int stage);

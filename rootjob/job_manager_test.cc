@@ -5,6 +5,93 @@
 namespace copse::rootjob {
 namespace {
 
+// The state machine, every state against every event: the table below is
+// the machine's whole definition, and NextVertexState must agree with it.
+TEST(VertexStateMachineTest, EveryStateOnEveryEvent) {
+  using S = VertexState;
+  using E = VertexEvent;
+  struct Row {
+    S from;
+    E event;
+    VertexFacts facts;
+    S to;
+  };
+  const VertexFacts none{}, ready{true, false, false}, live{false, true, false},
+      running{false, true, true};
+  const Row rows[] = {
+      // Inputs appear or go: only waiting and ready vertices follow them.
+      {S::kWaiting, E::kInputsChanged, ready, S::kReady},
+      {S::kWaiting, E::kInputsChanged, none, S::kWaiting},
+      {S::kReady, E::kInputsChanged, none, S::kWaiting},
+      {S::kReady, E::kInputsChanged, ready, S::kReady},
+      {S::kSubmitted, E::kInputsChanged, none, S::kSubmitted},
+      {S::kRunning, E::kInputsChanged, none, S::kRunning},
+      {S::kDone, E::kInputsChanged, none, S::kDone},
+      {S::kFailed, E::kInputsChanged, ready, S::kFailed},
+      // A run is issued: first runs from ready, duplicates beside live runs.
+      {S::kReady, E::kIssued, live, S::kSubmitted},
+      {S::kSubmitted, E::kIssued, live, S::kSubmitted},
+      {S::kRunning, E::kIssued, running, S::kRunning},
+      {S::kWaiting, E::kIssued, live, S::kWaiting},
+      {S::kDone, E::kIssued, live, S::kDone},
+      {S::kFailed, E::kIssued, live, S::kFailed},
+      // A run starts.
+      {S::kSubmitted, E::kStarted, running, S::kRunning},
+      {S::kRunning, E::kStarted, running, S::kRunning},
+      {S::kReady, E::kStarted, running, S::kReady},
+      {S::kDone, E::kStarted, running, S::kDone},
+      // A run ends or is preempted: running while another still runs.
+      {S::kRunning, E::kRunStopped, running, S::kRunning},
+      {S::kRunning, E::kRunStopped, live, S::kSubmitted},
+      {S::kRunning, E::kRunStopped, none, S::kSubmitted},
+      {S::kSubmitted, E::kRunStopped, running, S::kRunning},
+      {S::kSubmitted, E::kRunStopped, none, S::kSubmitted},
+      {S::kDone, E::kRunStopped, none, S::kDone},
+      {S::kFailed, E::kRunStopped, none, S::kFailed},
+      {S::kWaiting, E::kRunStopped, none, S::kWaiting},
+      // Requeued: back to waiting or ready once no run is live.
+      {S::kSubmitted, E::kRequeued, none, S::kWaiting},
+      {S::kSubmitted, E::kRequeued, ready, S::kReady},
+      {S::kRunning, E::kRequeued, ready, S::kReady},
+      {S::kSubmitted, E::kRequeued, live, S::kSubmitted},
+      {S::kRunning, E::kRequeued, running, S::kRunning},
+      {S::kDone, E::kRequeued, ready, S::kDone},
+      {S::kFailed, E::kRequeued, ready, S::kFailed},
+      {S::kWaiting, E::kRequeued, ready, S::kReady},
+      // Completed and failed for good, from wherever the run was.
+      {S::kRunning, E::kCompleted, none, S::kDone},
+      {S::kSubmitted, E::kCompleted, live, S::kDone},
+      {S::kRunning, E::kFailedForGood, none, S::kFailed},
+      {S::kSubmitted, E::kFailedForGood, none, S::kFailed},
+      // The output is lost: a done vertex runs again when it can.
+      {S::kDone, E::kOutputLost, ready, S::kReady},
+      {S::kDone, E::kOutputLost, none, S::kWaiting},
+      {S::kRunning, E::kOutputLost, running, S::kRunning},
+      {S::kFailed, E::kOutputLost, ready, S::kFailed},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(NextVertexState(r.from, r.event, r.facts), r.to)
+        << VertexStateName(r.from) << " on event " << static_cast<int>(r.event) << " (ready "
+        << r.facts.ready << ", live " << r.facts.any_live << ", running " << r.facts.any_running
+        << ")";
+    // Readiness is asked for exactly where the answer depends on it.
+    VertexFacts flipped = r.facts;
+    flipped.ready = !flipped.ready;
+    const bool depends = NextVertexState(r.from, r.event, flipped) != r.to;
+    if (depends) {
+      EXPECT_TRUE(NeedsReadiness(r.from, r.event, r.facts))
+          << VertexStateName(r.from) << " on event " << static_cast<int>(r.event);
+    }
+  }
+  // No event leads from a state the machine does not know to another.
+  for (int e = 0; e <= static_cast<int>(E::kOutputLost); ++e) {
+    for (int st = 0; st <= static_cast<int>(S::kFailed); ++st) {
+      S to = NextVertexState(static_cast<S>(st), static_cast<E>(e), running);
+      EXPECT_LE(static_cast<int>(to), static_cast<int>(S::kFailed));
+    }
+  }
+}
+
 constexpr Timestamp Sec(double s) { return Timestamp{static_cast<int64_t>(s * 1e6)}; }
 
 FileReplicas OneReplicaEach(const JobDag& d) {
