@@ -83,7 +83,7 @@ struct DfsConfig {
 // [scheduler] solver names another (scheduler/flow/solvers.h): deterministic,
 // one solver rather than a race (docs/design.md §5; docs/flow.md "Start here").
 // The leaf solver (flow::LeafSspSolver): at 12,500 computers its rounds take
-// a fifth to a tenth of `incremental`'s, the default until 2026-11-27.
+// a fifth to a tenth of `incremental`'s.
 // `copse flow` defaults to the fastest from scratch, flow::kDefaultSolver.
 inline constexpr const char* kSchedulerSolver = "incremental_leaf";
 

@@ -28,8 +28,8 @@ inline constexpr size_t kMaxJsonDepth = 64;
 Result<nlohmann::json> ParseJson(std::string_view text, std::string_view what,
                                  size_t max_depth = kMaxJsonDepth);
 
-// A time in ms since the epoch as "2026-11-24T16:01:02.345Z" (UTC), or
-// null for a negative time (not yet).
+// A time in ms since the epoch as ISO 8601 UTC text with milliseconds
+// ("YYYY-MM-DDTHH:MM:SS.mmmZ"), or null for a negative time (not yet).
 nlohmann::json IsoTime(int64_t ms);
 
 // The deepest nesting of objects and arrays in `text`, read as JSON (strings

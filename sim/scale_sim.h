@@ -60,7 +60,7 @@ struct ScaleOptions {
   double mean_task_s = 600;         // mean task duration
   double mean_tasks_per_job = 80;   // ~150,000 tasks in ~1,800 jobs (Firmament §3 fn. 2)
   int64_t input_bytes = 1ll << 30;  // per task, for the locality preferences
-  // A burst (issue 16; the flow benchmark's (d)): at burst_at_s one job of
+  // A burst (the flow benchmark's (d)): at burst_at_s one job of
   // burst_tasks tasks whose inputs all lie in the first burst_racks racks
   // (three replicas on random computers there). Under the fair-share
   // regimes, whenever every task fits it is forced to run, displacing the

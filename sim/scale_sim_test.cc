@@ -93,7 +93,8 @@ TEST(ScaleSimTest, SameOptionsSameRun) {
 
 TEST(ScaleSimTest, ABurstUnderQfpIsForcedOntoTheCluster) {
   // 200 tasks with every input in the first 2 racks arrive at 1 s; 3,015 of
-  // 3,350 slots are busy, so under QFP all of them must run (issue 16's (d)).
+  // 3,350 slots are busy, so under QFP all of them must run (a small burst
+  // of the kind of the flow benchmark's (d)).
   SteppingClock wall;
   ScaleOptions o = Options(wall, "incremental_leaf");
   o.scheduler.policy = "QFP";

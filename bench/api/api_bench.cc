@@ -18,7 +18,7 @@
 // first request (four: the job, its DAG, a page of vertices, the timeline)
 // to the DOM updated — then again with the cluster idle: once the job is
 // killed, or with --finish once it has finished, so that the page draws all
-// N runs in its timeline. Targets (issue 15): p95 under 50 ms for both paths, a
+// N runs in its timeline. Targets: p95 under 50 ms for both paths, a
 // refresh under 1 s; reported, not enforced. Exit 0 when every request
 // answered 200 (and the browser ran, unless --no-browser).
 #include <fcntl.h>

@@ -30,7 +30,7 @@
 // and checks Copse's output against the tool's: byte for byte (sort,
 // databasejoin, wordcount), the count (prime), every rank within a relative
 // 1e-9 (pagerank). It reports the min and median of each side and their
-// ratio. Target (the issue): every app within 3x of its tool; reported, not
+// ratio. Target: every app within 3x of its tool; reported, not
 // enforced. Exit 0 when everything ran and every output matched, 1
 // otherwise, 2 on bad usage.
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 # time, each capped in wall time. Usage: bench/flow/measure.sh OUTDIR [SCALES...]
 # (default scales: a b c cmem d e; dsteady = d's burst in step 6, in the steady
 # state; cmem = scale c with the default solver alone,
-# for its peak memory; binc = the scheduler's solver at b; bleaf, cleaf, eleaf
+# for its peak memory; binc = `incremental` alone at b; bleaf, cleaf, eleaf
 # = the leaf solver alone at b, c, e, as the scheduler would run it, every step
 # checked by its potentials).
 # Needs `scripts/build.sh release copse copse-bench-flow`.

@@ -1,5 +1,5 @@
 // NetworkSimplexSolver: the primal network simplex method, warm-started from
-// its own last basis (issue 4; docs/flow.md, run 7). Correct, and far slower
+// its own last basis (issue 4; bench/flow/journal.md, run 7). Correct, and far slower
 // than the library's solvers on the Quincy graphs, so it is in no race: it
 // lives here as an experiment, `network_simplex` in the benchmark's registry
 // (bench_solvers.h), in the flow library's namespace.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns copse-bench-flow --json files into the tables of docs/flow.md.
+"""Turns copse-bench-flow --json files into tables like those of docs/flow.md.
 
 Usage: bench/flow/table.py OUTDIR/a.json OUTDIR/b.json ...
 From scratch: per scale, each solver's median time over the graphs it was

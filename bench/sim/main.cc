@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.05, 1.5));
   app.add_option("--burst", o.burst,
                  "scale: one job of this many tasks, every input in the first 4 racks, arrives "
-                 "at --burst-at (issue 16's forced burst)")
+                 "at --burst-at (a forced burst)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--burst-at", o.burst_at_s,
                  "scale: when the burst arrives, simulated s (default 10)")

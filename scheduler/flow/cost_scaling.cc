@@ -65,7 +65,7 @@ namespace {
 // node, and a global update that moves potentials restarts every node's
 // current arc instead of visiting the arcs into each node it moved (at scale
 // (a) that visit was a quarter of the global update's arc reads, each a
-// random access to the partner arc; docs/flow.md, run 5).
+// random access to the partner arc; bench/flow/journal.md, run 5).
 template <typename T>
 class Core {
  public:
@@ -206,7 +206,7 @@ class Core {
   // reduced cost >= 0, with a budget of about three scans per node (a
   // negative cycle, i.e. a flow that is not optimal, never settles). On
   // success the exact potentials replace p_ and the remaining refines are
-  // skipped (at scale (a): two or three of seven; docs/flow.md, run 5).
+  // skipped (at scale (a): two or three of seven; bench/flow/journal.md, run 5).
   bool ProveOptimal() {
     ++stats_.optimality_checks;
     CopyReuse(trial_, p_);
@@ -346,7 +346,7 @@ class Core {
     // first refines); with fewer than n/3, relabels are cheaper until n/2 of
     // them call for one (a cold run only; the threshold was measured at scale
     // (a), where n/4 and n/3 did about equally on average and n/3 better on
-    // the worst graph; docs/flow.md, run 5).
+    // the worst graph; bench/flow/journal.md, run 5).
     if (!whole_ || active_.size() * 3 >= n_) GlobalUpdate(eps);
     uint64_t relabels_since_update = 0;
     for (size_t qi = 0; qi < active_.size(); ++qi) {

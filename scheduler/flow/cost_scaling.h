@@ -34,7 +34,7 @@ struct CostScalingOptions {
   // budget of 4 scans per dirty node). Off by default: on the Quincy graphs
   // the failed attempts cost more than the refines they save (from scratch
   // at scale (b) the core took 201 ms with it against 147 ms without, and
-  // at (a) about twice as long; docs/flow.md, run 4).
+  // at (a) about twice as long; bench/flow/journal.md, run 4).
   bool price_refine = false;
   bool force_wide = false;  // use 128-bit arithmetic from the start (tests)
   // Once a refine leaves epsilon below this many original cost units (0:
@@ -42,7 +42,7 @@ struct CostScalingOptions {
   // arcs whose reduced cost is then negative, and route the excess this
   // leaves by successive shortest paths (ssp.h), which ends with exact
   // potentials. Replaces the refines below one cost unit, which on the
-  // over-subscribed scale (e) took 1-2 s of a 5 s solve (docs/flow.md,
+  // over-subscribed scale (e) took 1-2 s of a 5 s solve (bench/flow/journal.md,
   // run 7). Applies to a whole-graph run (not price refine, not RunWarm).
   int64_t ssp_finish_below = 1;
 };
@@ -59,7 +59,7 @@ class CostScalingEngine {
     bool used_wide = false;
     bool ssp_finished = false;  // ended by ssp_finish_below
     uint64_t ssp_phases = 0;
-    // One entry per refine, in order (docs/flow.md, "What bounds it").
+    // One entry per refine, in order (bench/flow/journal.md, "What bounds it").
     struct Refine {
       double eps = 0;  // in original cost units (the scaled epsilon / (nodes + 1))
       double ms = 0;

@@ -19,7 +19,7 @@
 //                    start from the repaired pseudoflow);
 //   kAuto          — successive shortest paths on graphs with fewer than
 //                    `ssp_below_arcs` arcs, cost scaling on larger ones (the
-//                    measured winners at those sizes, docs/flow.md).
+//                    measured winners at those sizes, bench/flow/journal.md runs 2-3).
 // Thread-safety: one thread per object.
 #pragma once
 
@@ -47,7 +47,7 @@ struct IncrementalOptions {
   // kCostScaling only: refine from the repaired pseudoflow touching only the
   // nodes near the excesses (CostScalingEngine::RunWarm) instead of making
   // the previous flow feasible and scaling over the whole graph. Measured
-  // slower on the Quincy benchmarks (docs/flow.md), so off by default.
+  // slower on the Quincy benchmarks (bench/flow/journal.md, "What bounds it"), so off by default.
   bool local_cost_scaling = false;
   CostScalingOptions cost_scaling;
 };

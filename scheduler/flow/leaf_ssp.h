@@ -1,5 +1,5 @@
 // LeafSspSolver: incremental successive shortest paths that keeps the
-// scheduling graph's tasks out of its searches (issue 16).
+// scheduling graph's tasks out of its searches.
 //
 // A leaf is a node with no incoming arc and a supply of one: every task and
 // root of the Quincy graph. It sends its one unit down one of its arcs, and
@@ -101,16 +101,16 @@ struct LeafSspOptions {
   // first after a load) settles a wide plateau, and a blocking flow over it
   // cost more than the searches it saved: at the benchmark's burst (d) 7.0 s
   // with it against 3.9 s without. After deep searches it pays: without it
-  // (at 457db64) the scheduler's burst took 8.4 s, with it 3.1-3.5 s
-  // (docs/flow.md, "Deficits first among ties"). Searches from every source
+  // the scheduler's burst took 8.4 s, with it 3.1-3.5 s
+  // (bench/flow/journal.md, "Deficits first among ties"). Searches from every source
   // always run it: there the tree gives each deficit one source. After
   // single-source searches it backs off while it sends nothing
   // (blocking_flow_min_units below).
   enum class BlockingFlow { kNever, kAfterDeepSearches, kAlways };
   BlockingFlow blocking_flow = BlockingFlow::kAfterDeepSearches;
   // Among nodes at equal distance, a deficit reached at the distance being
-  // settled is settled next. Off: ties come out in heap order (the solver
-  // before 2026-11-27's second session, with blocking_flow kAlways).
+  // settled is settled next. Off: ties come out in heap order, so such a
+  // deficit waits behind every node already in the heap at that distance.
   bool eager_deficits = true;
   // A search that a blocking flow follows, from sources holding at least
   // this many units, settles every node at the distance where it reached
@@ -118,7 +118,7 @@ struct LeafSspOptions {
   // every path of that length, not only through the nodes settled before
   // the deficit. Without it the scheduler's burst (5,000 tasks of one job)
   // took 916 searches at one distance, each sending a few units through
-  // the nodes its predecessor had happened to settle (docs/flow.md, "The
+  // the nodes its predecessor had happened to settle (bench/flow/journal.md, "The
   // blocking flow sees the whole distance"). A source holding a unit or
   // two has little for a blocking flow to send; finishing for sources of 2
   // or 4 units made other rounds slower in the one run measured of each.
@@ -131,7 +131,7 @@ struct LeafSspOptions {
   // units left may well go at today's potentials, and then its blocking
   // flow sends them in one go where those searches would send a few each.
   // The scheduler's burst round took 0.6-2.2 s without it (about 231
-  // searches), 0.18-0.32 s with it (docs/flow.md, "A search from every
+  // searches), 0.18-0.32 s with it (bench/flow/journal.md, "A search from every
   // source after a flat run"). 0: never.
   int64_t batch_after_flat_searches = 16;
   // A blocking flow after a search from one source (in the loop over the
@@ -139,11 +139,10 @@ struct LeafSspOptions {
   // paths doubles the number of such searches that go without one, and
   // without finishing their distance, before the next; one that sends this
   // many resets it; each route starts afresh. Where every unit leaves at a
-  // distance of its own (a burst in a running cluster, docs/flow.md "The
+  // distance of its own (a burst in a running cluster, bench/flow/journal.md "The
   // burst in the steady state") those blocking flows send nothing, and
   // they and the sweeps that finish the distance for them cost much of the
-  // step. 0: a blocking flow after every deep search, as before 2026-11-27's
-  // sixth session.
+  // step. 0: a blocking flow after every deep search.
   int64_t blocking_flow_min_units = 1;
   // A deep search relaxes each node's arcs, then, after pushing the node's
   // next leaf's event, the arc by which the last augmenting path left that
@@ -151,12 +150,12 @@ struct LeafSspOptions {
   // is tried first. In a burst the units go one by one from the burst's
   // computers through the cluster aggregator to the few computers with a
   // free slot; without the hint each search swept the full computers to
-  // find one again (docs/flow.md, "The last path's way first"). It orders
+  // find one again (bench/flow/journal.md, "The last path's way first"). It orders
   // ties only: every answer has the same cost. Wide searches ignore it.
   // Among equal-cost answers it picks others than a search without it, and
   // the cost model does not tell a free slot from one being freed by a kill
   // (QuincyPolicy holds a task sent to the latter for a round): that kept
-  // it off by default until the exit cache below (docs/flow.md, "The
+  // it off by default until the exit cache below (bench/flow/journal.md, "The
   // cheapest exits cached").
   bool path_hints = true;
   // A leaf that entered a search in full twice in a solve's route keeps,
@@ -170,7 +169,7 @@ struct LeafSspOptions {
   // the second time refilling the cache).
   // In a burst each search settles the burst's computers at one distance,
   // and their tasks' cheapest exits lead to one another: every search had
-  // them all enter (docs/flow.md, "The cheapest exits cached"). It orders
+  // them all enter (bench/flow/journal.md, "The cheapest exits cached"). It orders
   // the relaxations only: every answer has the same cost.
   bool exit_cache = true;
   // A search from one source is wide when it settled a quarter of the core
@@ -185,7 +184,7 @@ struct LeafSspOptions {
   // An experiment (`incremental_leaf_reverse` in `copse bench flow`), off
   // by default: each backward search scans the in-lists of every node it
   // settles — the cluster node's holds every task's arc — and pays only
-  // where the wide searches are many (docs/flow.md, "A search backwards
+  // where the wide searches are many (bench/flow/journal.md, "A search backwards
   // from the deficits").
   int64_t reverse_after_wide_searches = 0;
   size_t reverse_min_nodes = 4096;
@@ -212,7 +211,7 @@ struct LeafSspOptions {
   // or backwards, before a search from a small source outside it, after a
   // path with no way back, and when the route ends. In a burst each unit
   // left the burst's computers at a distance of its own, and every search
-  // swept them and their 2,000-odd tasks first (docs/flow.md, "The
+  // swept them and their 2,000-odd tasks first (bench/flow/journal.md, "The
   // plateau kept").
   bool kept_plateau = true;
   // A source that is not in the plateau searches from the plateau only if

@@ -1,6 +1,6 @@
 // LocalSspSolver: an incremental min-cost-flow solver whose work after a
 // batch of changes is proportional to the batch and to the region its
-// shortest-path searches explore, not to the graph (issue 4).
+// shortest-path searches explore, not to the graph.
 //
 // It keeps its own state between solves, indexed by the graph's stable ids:
 // the flow of every arc, the potential, supply and excess of every node, and

@@ -21,7 +21,7 @@
 // A hedged leader that keeps answering before the deadline keeps the other
 // contestant idle even when the other has become much faster (a forced
 // placement made incremental repair slow while relaxation from scratch
-// stayed fast: docs/flow.md "Start here"). With RaceOptions::probe_every = N,
+// stayed fast: docs/flow.md, "How race runs"). With RaceOptions::probe_every = N,
 // after N hedged solves in a row without the other contestant, the next
 // solve starts both at once; whichever answers first leads from then on.
 //

@@ -163,7 +163,7 @@ Status RelaxationEngine::Run(ResidualNet& net, std::vector<int64_t>& pot,
 Status RelaxationSolver::Solve(const FlowGraph& graph, FlowSolution* out,
                                const CancelFlag* cancel) {
   // The network is kept between solves and synced from the change record
-  // (at scale (c) building it anew took most of a step; docs/flow.md, run 6).
+  // (at scale (c) building it anew took most of a step; bench/flow/journal.md, run 6).
   using Clock = SteadyClock;
   stats_ = Stats{};
   const auto t0 = Clock::now();

@@ -39,7 +39,7 @@ Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide su
 // One pass over the nodes and one over the arcs: the rows are sized from
 // the graph's degree counts, and the magnitudes are gathered while the arcs
 // are copied (at scale (c) a separate counting pass over the graph's arcs
-// took about a third of the build; docs/flow.md, run 6).
+// took about a third of the build; bench/flow/journal.md, run 6).
 Status ResidualNet::Build(const FlowGraph& g, const std::vector<int64_t>* init_flow,
                           bool skip_new_arcs) {
   persistent_ = false;

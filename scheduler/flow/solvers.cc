@@ -22,7 +22,7 @@ std::unique_ptr<FlowSolver> Incremental(IncrementalOptions::Engine engine) {
 
 // The persistent incremental_local below kSoloBelowArcs (measured 2.3-2.5x
 // faster than incremental cost scaling at scale (a), slower above:
-// docs/flow.md run 4i), loaded from the first answers of the incremental
+// bench/flow/journal.md, run 4i), loaded from the first answers of the incremental
 // solver with the kAuto engine, which solves above.
 std::unique_ptr<FlowSolver> Tiered() {
   return std::make_unique<TieredSolver>("incremental_tiered", std::make_unique<LocalSspSolver>(),
@@ -48,11 +48,11 @@ RaceOptions DefaultRaceOptions() {
   race.hedge_factor = kHedgeFactor;
   race.probe_every = kProbeEvery;
   // RaceOptions::first_leader stays off: measured, it helps (b) and costs
-  // (c) from scratch (docs/flow.md, run 3b).
+  // (c) from scratch (bench/flow/journal.md, run 3b).
   race.solo_below_arcs = kSoloBelowArcs;
   race.solo = 1;
   // Relaxation (contestant 0) crawls on congested problems: the hedged
-  // races keep it out of them (racing.h, docs/flow.md run 4).
+  // races keep it out of them (racing.h; bench/flow/journal.md, run 4).
   race.crawler = 0;
   return race;
 }

@@ -1,5 +1,5 @@
 // TieredSolver: one incremental solver for small graphs, another for large
-// ones, switched by the graph's live arc count at each solve (issue 4).
+// ones, switched by the graph's live arc count at each solve.
 //
 // Below `below_arcs` the small solver re-solves from its kept state; it is
 // loaded (Adopt) from the large solver's answer after any solve the large
