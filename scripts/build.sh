@@ -13,8 +13,10 @@ case "$kind" in
   *) echo "usage: scripts/build.sh release|asan [targets...]" >&2; exit 2 ;;
 esac
 # ccache keys on paths: relative to the checkout, and without the build
-# directory that -g would otherwise add, a fresh clone anywhere (CI) reuses
-# what an earlier build of the same sources compiled.
+# directory that -g would otherwise add, so that a unit compiled alone is
+# reused by a fresh clone anywhere. A unity unit (cmake/CopseBuild.cmake) is
+# reused only by a checkout at the same path: CMake 3.25 writes the absolute
+# paths of its sources into it (docs/development.md, "Build times").
 export CCACHE_BASEDIR="$root"
 export CCACHE_NOHASHDIR=true
 # Units compiled with a precompiled header (cmake/CopseBuild.cmake) are
