@@ -204,9 +204,9 @@ Result<AppJob> Streaming(const RunOptions& o) {
   }
   const int reducers = s.reducers > 0 ? s.reducers : std::max(o.partitions, 1);
   if (!s.range_bounds.empty() && s.range_bounds.size() + 1 != static_cast<size_t>(reducers)) {
-    return InvalidArgument(fmt::format(
-        "copse run streaming: --range gives {} bounds; {} reducers take {}",
-        s.range_bounds.size(), reducers, reducers - 1));
+    return InvalidArgument(
+        fmt::format("copse run streaming: --range gives {} bounds; {} reducers take {}",
+                    s.range_bounds.size(), reducers, reducers - 1));
   }
   rootjob::StreamingSpec reduce_side;
   reduce_side.format = s.format.empty() ? "text" : s.format;

@@ -60,7 +60,8 @@ int Gen(const ClusterConfig& config, const GenOptions& o) {
     return FailGen(InvalidArgument(fmt::format("--scale must be a number > 0, not {}", o.scale)));
   }
   if (o.output.empty() || o.output.front() != '/') {
-    return FailGen(InvalidArgument("--output must be an absolute DFS path, not '" + o.output + "'"));
+    return FailGen(
+        InvalidArgument("--output must be an absolute DFS path, not '" + o.output + "'"));
   }
   Result<apps::InputModel> model = apps::PaperInputs(kind, o.partitions);
   if (!model.ok()) return FailGen(model.status());

@@ -39,17 +39,15 @@ Result<std::string> LastLines(const std::filesystem::path& path, int lines) {
   constexpr int64_t kChunk = 64 << 10;
   std::string text;
   int64_t start = size;
-  // Newlines that end a line; a last line without one counts too.
-  auto ended = [&] {
-    int64_t n = std::count(text.begin(), text.end(), '\n');
-    return !text.empty() && text.back() != '\n' ? n + 1 : n;
-  };
-  while (start > 0 && ended() <= lines) {
+  int64_t newlines = 0;  // in `text`
+  // Enough once `text` holds more than `lines` lines (its first may be cut).
+  while (start > 0 && newlines - (text.empty() || text.back() == '\n' ? 1 : 0) < lines) {
     const int64_t n = std::min(kChunk, start);
     start -= n;
     std::string chunk(static_cast<size_t>(n), '\0');
     in.seekg(start);
     if (!in.read(chunk.data(), n)) return IoError(fmt::format("{}: cannot read", path.string()));
+    newlines += std::count(chunk.begin(), chunk.end(), '\n');
     text.insert(0, chunk);
   }
   // Keep the last `lines` lines: back from the end (a final newline ends
@@ -478,8 +476,7 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   });
   auto* units = cluster->add_subcommand(
       "units", "write systemd unit files for the master and for a worker (docs/deploy.md)");
-  units->add_option("--out", o.units_dir, "the directory to write them to")
-      ->capture_default_str();
+  units->add_option("--out", o.units_dir, "the directory to write them to")->capture_default_str();
   units->fallthrough();
   commands.Add(units, [&o, &g] {
     return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
@@ -488,7 +485,8 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
       for (const auto& path : *written) std::cout << Shown(path.string()) << "\n";
       std::cout << "on each host, as root: copy them to /etc/systemd/system, then\n"
                 << "  systemctl daemon-reload\n"
-                << "  systemctl enable --now " << UnitName(c, "master") << "   (the master's host)\n"
+                << "  systemctl enable --now " << UnitName(c, "master")
+                << "   (the master's host)\n"
                 << "  systemctl enable --now " << UnitName(c, "COMPUTER")
                 << "   (each computer's host)\n";
       return 0;
@@ -510,8 +508,8 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   commands.Add(status, [&o, &g] {
     return WithConfig(g, "", true, [&](const ClusterConfig& c) {
       // Whether the cluster is up is answered at once, unless asked to wait.
-      return ClusterStatusCommand(
-          c, o.json, g.master_wait_given ? g.master_wait() : std::chrono::seconds(0));
+      return ClusterStatusCommand(c, o.json,
+                                  g.master_wait_given ? g.master_wait() : std::chrono::seconds(0));
     });
   });
 }

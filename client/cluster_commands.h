@@ -1,6 +1,6 @@
 // `copse cluster up|down|status|logs`: run a whole cluster on this machine
-// from its config, stop it, show it, and show a daemon's log. Each returns the process exit code (docs/design.md
-// §12: 0 ok, 1 failed, 2 bad usage or input) after printing what happened.
+// from its config, stop it, show it, and show a daemon's log. Each returns the process exit code
+// (docs/design.md §12: 0 ok, 1 failed, 2 bad usage or input) after printing what happened.
 #pragma once
 
 #include <chrono>

@@ -92,8 +92,8 @@ int ReadTo(const ClusterConfig& config, const FsOptions& o, const std::string& w
   if (o.partition >= 0) {
     if (o.partition > last) {
       return FailFs(what, InvalidArgument(fmt::format("{} has {} partition(s); there is no "
-                                                    "partition {}",
-                                                    o.path, last + 1, o.partition)));
+                                                      "partition {}",
+                                                      o.path, last + 1, o.partition)));
     }
     first = last = o.partition;
   }
@@ -131,7 +131,7 @@ int FsPut(const ClusterConfig& config, const FsOptions& o) {
   std::ifstream in(o.local, std::ios::binary);
   if (!in) {
     return FailFs("put", NotFound(fmt::format("cannot open local file '{}': {}", o.local,
-                                            std::strerror(errno))));
+                                              std::strerror(errno))));
   }
   std::error_code ec;
   uint64_t size = std::filesystem::file_size(o.local, ec);
@@ -329,8 +329,7 @@ void AddFsCommands(CLI::App& app, Commands& commands) {
   add(get, FsGet);
   auto* cat = fs->add_subcommand("cat", "write a DFS file to stdout");
   cat->add_option("PATH", o.path, "DFS path")->required();
-  cat->add_option("--partition", o.partition, "only this partition")
-      ->check(CLI::Range(0, 1 << 20));
+  cat->add_option("--partition", o.partition, "only this partition")->check(CLI::Range(0, 1 << 20));
   cat->add_flag("--stats", o.stats, "print bytes read per locality level to stderr");
   add_computer(cat);
   add(cat, FsCat);

@@ -51,7 +51,8 @@ Status CheckProgramFile(const std::string& file, const std::string& entry, uint6
     std::filesystem::path e = dir / entry;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(e, ec)) {
-      s = InvalidArgument(fmt::format("{} holds no file '{}' to run (give the entry point with "
+      s =
+          InvalidArgument(fmt::format("{} holds no file '{}' to run (give the entry point with "
                                       "--entry)",
                                       file, entry));
     } else if (::access(e.c_str(), X_OK) != 0) {
@@ -85,7 +86,8 @@ Result<std::string> Upload(const ClusterConfig& config, const AppPutOptions& o,
     size_t n = static_cast<size_t>(in.gcount());
     if (n == 0) break;
     hash.Update(std::string_view(buf.data(), n));
-    Status s = dfs->Append(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(buf.data()), n));
+    Status s =
+        dfs->Append(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(buf.data()), n));
     if (!s.ok()) {
       (void)dfs->Abandon();
       return s;
@@ -94,8 +96,8 @@ Result<std::string> Upload(const ClusterConfig& config, const AppPutOptions& o,
   }
   if (sent != size) {
     (void)dfs->Abandon();
-    return IoError(fmt::format("{} changed while it was read ({} bytes, then {})", o.file, size,
-                               sent));
+    return IoError(
+        fmt::format("{} changed while it was read ({} bytes, then {})", o.file, size, sent));
   }
   COPSE_RETURN_IF_ERROR(dfs->EndPartition().status());
   return hash.HexDigest();
@@ -199,9 +201,9 @@ int AppRemove(const ClusterConfig& config, const AppRemoveOptions& o) {
   std::string version = at == std::string::npos ? "" : o.program.substr(at + 1);
   if (!ValidProgramName(name) || (at != std::string::npos && !ValidProgramVersion(version))) {
     return FailApp("rm", InvalidArgument(fmt::format(
-                          "'{}' is not NAME or NAME@VERSION (to remove every version, give NAME "
-                          "alone)",
-                          Shown(o.program))));
+                             "'{}' is not NAME or NAME@VERSION (to remove every version, give NAME "
+                             "alone)",
+                             Shown(o.program))));
   }
   auto doc = (*master)->AppRemove(name, version);
   if (!doc.ok()) return FailApp("rm", doc.status());

@@ -11,8 +11,7 @@ namespace {
 // The [Service] and [Install] sections both daemons share. The config's
 // install_dir, cluster name and computer names are validated when the
 // config is loaded to characters a unit file takes literally.
-std::string Unit(const ClusterConfig& c, const std::string& description,
-                 const std::string& exec) {
+std::string Unit(const ClusterConfig& c, const std::string& description, const std::string& exec) {
   std::string user = c.deploy.ssh_user.empty() ? "" : "User=" + c.deploy.ssh_user + "\n";
   return fmt::format(
       "# Written by `copse cluster units` for cluster {name}; docs/deploy.md.\n"

@@ -1,7 +1,7 @@
 #include "common/config.h"
 
-#include <fmt/format.h>
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <toml++/toml.h>
@@ -495,7 +495,8 @@ class ConfigParser {
     if (r.error().ok() && !ValidInstallDir(dir))
       r.Fail(t.get("install_dir"), "install_dir",
              "an absolute path of letters, digits, '/', '-', '_' and '.', without '..' (the "
-             "same on every host), got \"" + dir + "\"");
+             "same on every host), got \"" +
+                 dir + "\"");
     d.install_dir = std::filesystem::path(dir).lexically_normal();
     d.systemd = r.Bool("systemd", false);
     d.max_clock_offset =
@@ -538,8 +539,8 @@ class ConfigParser {
         if (!address.ok()) {
           auto key = host_keys_.find(*host);
           return InvalidArgument(fmt::format(
-              "{}: key '{}': expected a host name or address that resolves, got \"{}\" ({})",
-              file_, key != host_keys_.end() ? key->second : "master.host", *host,
+              "{}: key '{}': expected a host name or address that resolves, got \"{}\" ({})", file_,
+              key != host_keys_.end() ? key->second : "master.host", *host,
               address.status().message()));
         }
         it = resolved.emplace(*host, *address).first;
@@ -641,7 +642,8 @@ Result<std::string> ResolveHost(const std::string& host) {
   for (addrinfo* a = list; a != nullptr; a = a->ai_next) {
     char text[INET6_ADDRSTRLEN] = {};
     if (a->ai_family == AF_INET && v4.empty()) {
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof text);
+      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text,
+                  sizeof text);
       v4 = text;
     } else if (a->ai_family == AF_INET6 && v6.empty()) {
       ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,

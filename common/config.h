@@ -164,11 +164,11 @@ struct HttpConfig {
 // computers are not all on this machine, and where it installs Copse on
 // them (docs/cluster-config.md).
 struct DeployConfig {
-  std::string ssh_user;                  // empty: ssh's own choice (~/.ssh/config, $USER)
+  std::string ssh_user;  // empty: ssh's own choice (~/.ssh/config, $USER)
   uint16_t ssh_port = 22;
-  std::vector<std::string> ssh_options;  // more arguments for ssh, e.g. {"-i", "key"}
+  std::vector<std::string> ssh_options;              // more arguments for ssh, e.g. {"-i", "key"}
   std::filesystem::path install_dir = "/opt/copse";  // absolute, the same on every host
-  bool systemd = false;                  // daemons run as systemd units
+  bool systemd = false;                              // daemons run as systemd units
   // Preflight: the largest clock offset a host may have from this machine.
   Duration max_clock_offset{2'000'000};
 };

@@ -272,11 +272,10 @@ TEST(ConfigTest, HostNamesAreResolvedWhenLoadedAndKeptForSsh) {
   auto same = ParseClusterConfig(with(text, "\"node-x\"", "\"node-a\""), "/etc/copse/t.toml",
                                  FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"}}));
   ASSERT_TRUE(same.ok()) << same.status().ToString();
-  auto clash = ParseClusterConfig(with(with(text, "\"node-x\"", "\"alias-a\""), "control_port = 9200",
-                                       "control_port = 9100"),
-                                  "/etc/copse/t.toml",
-                                  FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"},
-                                           {"alias-a", "10.0.1.1"}}));
+  auto clash = ParseClusterConfig(
+      with(with(text, "\"node-x\"", "\"alias-a\""), "control_port = 9200", "control_port = 9100"),
+      "/etc/copse/t.toml",
+      FakeDns({{"head.rack", "10.0.0.1"}, {"node-a", "10.0.1.1"}, {"alias-a", "10.0.1.1"}}));
   ASSERT_FALSE(clash.ok());
   EXPECT_NE(clash.status().message().find("also used by a-c00.control_port"), std::string::npos)
       << clash.status().ToString();

@@ -31,11 +31,11 @@ struct LaunchRequest {
   uint32_t attempt = 0;  // starts of this task so far, this one included
   uint64_t job = 0;
   uint32_t incarnation = 0;
-  bool root = false;       // the job's root task (copse-rootjob)
-  std::string program;     // vertices: a name in the apps directory
-  std::string descriptor;  // JSON object for the program
-  Duration timeout{0};     // 0: the worker's own limit
-  std::string label;       // "count[3] v2"
+  bool root = false;                 // the job's root task (copse-rootjob)
+  std::string program;               // vertices: a name in the apps directory
+  std::string descriptor;            // JSON object for the program
+  Duration timeout{0};               // 0: the worker's own limit
+  std::string label;                 // "count[3] v2"
   std::vector<ProgramRef> programs;  // the job's pinned programs (vertices)
 };
 

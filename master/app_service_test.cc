@@ -40,8 +40,8 @@ class AppServiceTest : public ::testing::Test {
     std::filesystem::path p = apps_dir_ / "wordcount";
     std::ofstream(p) << "#!/bin/sh\n";
     ::chmod(p.c_str(), 0755);
-    service_ = std::make_unique<AppService>(store_, files_, clock_,
-                                            AppService::Options{apps_dir_, 1000});
+    service_ =
+        std::make_unique<AppService>(store_, files_, clock_, AppService::Options{apps_dir_, 1000});
     EXPECT_TRUE(service_->Load().ok());
   }
   ~AppServiceTest() override {

@@ -39,8 +39,8 @@
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/net/backoff.h"
-#include "copse/status.h"
 #include "common/tasks.h"
+#include "copse/status.h"
 #include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
@@ -248,10 +248,10 @@ class SchedulingService final : public scheduler::DecisionSink,
     uint32_t incarnation = 0;
     std::deque<TaskEvent> pending;  // news its root has not heard
     bool over = false;
-    bool root_said_so = false;    // its root ended it: let the root exit by itself
-    uint64_t tasks_version = 0;   // TasksVersion
-    Timestamp root_heard{0};      // the root's last message, or its start
-    bool root_kill_sent = false;  // killed for being quiet
+    bool root_said_so = false;         // its root ended it: let the root exit by itself
+    uint64_t tasks_version = 0;        // TasksVersion
+    Timestamp root_heard{0};           // the root's last message, or its start
+    bool root_kill_sent = false;       // killed for being quiet
     std::vector<ProgramRef> programs;  // pinned at submission
   };
 

@@ -76,7 +76,9 @@ class RecordingJobs final : public JobEvents {
 
 class NoFiles final : public TaskFiles {
  public:
-  void AbandonRun(uint64_t task, uint32_t attempt) override { abandoned.push_back({task, attempt}); }
+  void AbandonRun(uint64_t task, uint32_t attempt) override {
+    abandoned.push_back({task, attempt});
+  }
   std::vector<std::pair<uint64_t, uint32_t>> abandoned;
 };
 
@@ -244,8 +246,7 @@ TEST_P(VertexEndTest, TellsItsRootOneEvent) {
   EXPECT_TRUE(jobs_.roots_lost.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryEnd, VertexEndTest,
-                         ::testing::Range<size_t>(0, std::size(kEndRows)));
+INSTANTIATE_TEST_SUITE_P(EveryEnd, VertexEndTest, ::testing::Range<size_t>(0, std::size(kEndRows)));
 
 // The root's own end is no task event: a root whose computer is lost makes
 // the job service restart the job.
@@ -259,7 +260,8 @@ TEST_F(SchedulingServiceTest, ARootWhoseComputerIsLostRestartsItsJob) {
   EXPECT_EQ(jobs_.roots_lost[0].first, 1u);
   EXPECT_NE(jobs_.roots_lost[0].second.find(root_computer_ + " was lost"), std::string::npos)
       << jobs_.roots_lost[0].second;
-  for (const auto& [job, e] : messenger_.told) EXPECT_NE(e.task, task) << "nothing about the vertex yet";
+  for (const auto& [job, e] : messenger_.told)
+    EXPECT_NE(e.task, task) << "nothing about the vertex yet";
 }
 
 // News for a root that is not connected waits, in order, until it is.
@@ -269,7 +271,9 @@ TEST_F(SchedulingServiceTest, NewsWaitsForARootThatIsAway) {
   ASSERT_NO_FATAL_FAILURE(RunOneVertex(&task, &computer));
   struct AwayMessenger final : TaskMessenger {
     explicit AwayMessenger(RecordingMessenger& r) : inner(r) {}
-    bool Launch(const std::string& c, const LaunchRequest& r) override { return inner.Launch(c, r); }
+    bool Launch(const std::string& c, const LaunchRequest& r) override {
+      return inner.Launch(c, r);
+    }
     bool Kill(const std::string& c, uint64_t t, uint32_t a, const std::string& w) override {
       return inner.Kill(c, t, a, w);
     }

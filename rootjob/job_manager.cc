@@ -272,8 +272,8 @@ RunRecord* JobManager::LiveRun(RunId r) {
   return run.outcome == RunOutcome::kLive ? &run : nullptr;
 }
 
-void JobManager::EndRun(VertexId v, RunRecord& run, RunOutcome outcome,
-                        const std::string& detail, Timestamp now) {
+void JobManager::EndRun(VertexId v, RunRecord& run, RunOutcome outcome, const std::string& detail,
+                        Timestamp now) {
   run.outcome = outcome;
   run.running = false;
   run.ended = now;
@@ -357,9 +357,9 @@ bool JobManager::Failed(RunId r, const FailureInfo& why, Timestamp now) {
   if (run == nullptr) return false;
   VertexInfo& vi = mut(r.vertex);
   if (run->withdrawing) {  // a run being killed at our request fails as it dies
-    EndRun(r.vertex, *run, vi.state == VertexState::kDone ? RunOutcome::kSuperseded
-                                                    : RunOutcome::kWithdrawn,
-           "", now);
+    EndRun(r.vertex, *run,
+           vi.state == VertexState::kDone ? RunOutcome::kSuperseded : RunOutcome::kWithdrawn, "",
+           now);
     Requeue(r.vertex);
     return true;
   }
@@ -452,9 +452,9 @@ void JobManager::Tick(Timestamp now) {
     std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
                      times.end());
     Duration median = times[times.size() / 2];
-    Duration limit = std::max(
-        options_.duplicate_floor,
-        Duration{static_cast<int64_t>(options_.duplicate_factor * static_cast<double>(median.count()))});
+    Duration limit = std::max(options_.duplicate_floor,
+                              Duration{static_cast<int64_t>(options_.duplicate_factor *
+                                                            static_cast<double>(median.count()))});
     for (int i = 0; i < n; ++i) {
       const VertexInfo& vi = vertices_[s][i];
       if (vi.state != VertexState::kRunning || vi.duplicated || vi.live_runs() != 1) continue;

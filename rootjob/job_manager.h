@@ -4,9 +4,9 @@
 // run this same code.
 //
 // Every vertex moves waiting → ready → submitted → running → done, or to
-// failed, through one transition function (NextVertexState below). Each run of a vertex has a version (1, 2, ...): a retry after a
-// failure, a re-execution after its output was lost, and a duplicate of a
-// straggler are new versions. The master numbers the attempts of one run (a
+// failed, through one transition function (NextVertexState below). Each run of a vertex has a
+// version (1, 2, ...): a retry after a failure, a re-execution after its output was lost, and a
+// duplicate of a straggler are new versions. The master numbers the attempts of one run (a
 // preempted run starts again under a new attempt without the root asking).
 //
 //   - A run that fails is retried (a new version) until the vertex has

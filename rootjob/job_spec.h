@@ -54,9 +54,9 @@ struct InputSpec {
 // How a stage runs a program that does not link the vertex runtime
 // (docs/sdk.md "Streaming vertices"): the spec's "streaming" object.
 struct StreamingSpec {
-  std::string format = "text";  // "text" or "binary"
-  std::string sort = "auto";    // "auto", "yes" or "no"
-  std::string combiner;         // a program each output bucket runs through; empty: none
+  std::string format = "text";            // "text" or "binary"
+  std::string sort = "auto";              // "auto", "yes" or "no"
+  std::string combiner;                   // a program each output bucket runs through; empty: none
   std::vector<std::string> range_bounds;  // a range partitioner's bounds; empty: hash
 };
 

@@ -13,8 +13,8 @@ namespace {
 
 using namespace testing;  // NOLINT(google-build-using-namespace)
 
-using testing::kStart;
 using testing::kKill;
+using testing::kStart;
 
 std::vector<int> Shares(int m, const std::vector<int>& demand) {
   std::vector<JobDemand> jobs;

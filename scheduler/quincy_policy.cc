@@ -117,7 +117,6 @@ void QuincyPolicy::UpdateCapacities(const ClusterState& s) {
   }
 }
 
-
 void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
   const int32_t racks = s.num_racks();
   const bool hint = clock_quantum_.count() > 0;

@@ -39,8 +39,8 @@ JobPlan Job(JobId id, double arrival, std::vector<TaskPlan> tasks) {
   return testing::MakeJob(id, arrival, std::move(tasks));
 }
 
-using testing::kStart;
 using testing::kKill;
+using testing::kStart;
 
 // Two racks of two computers (c0 c1 | c2 c3), one slot each. Job 1 starts
 // t1..t4 at time 0, each on the computer holding its 1 GB input (t_i on

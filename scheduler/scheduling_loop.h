@@ -56,8 +56,8 @@ struct LoopOptions {
 
 // One Schedule() call, as Hooks::after_round hears of it.
 struct RoundInfo {
-  Timestamp at{0};      // the time the round decided at
-  Duration wall{0};     // wall time of the Schedule() call (0 without LoopOptions::wall)
+  Timestamp at{0};   // the time the round decided at
+  Duration wall{0};  // wall time of the Schedule() call (0 without LoopOptions::wall)
   size_t decisions = 0;
 };
 

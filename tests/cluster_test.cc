@@ -13,8 +13,8 @@
 
 #include "client/loopback_cluster.h"
 #include "common/config.h"
-#include "common/subprocess.h"
 #include "common/net/auth.h"
+#include "common/subprocess.h"
 #include "tests/harness/harness.h"
 
 namespace copse::testing {
@@ -394,7 +394,8 @@ TEST(ClusterCliTest, UpRefusesAConfigWithAComputerOnAnotherHost) {
 TEST(ClusterCliTest, UnitsAreWrittenForTheInstallAndSystemdAcceptsThem) {
   const std::filesystem::path install = BinDir().parent_path();
   const std::string path = install.string();
-  if (path.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.") !=
+  if (path.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-_.") !=
       std::string::npos) {
     GTEST_SKIP() << "the build directory " << path << " is no valid deploy.install_dir";
   }
@@ -414,9 +415,9 @@ TEST(ClusterCliTest, UnitsAreWrittenForTheInstallAndSystemdAcceptsThem) {
   ASSERT_TRUE(std::filesystem::exists(master));
   ASSERT_TRUE(std::filesystem::exists(worker));
   // Where no directory can be made, it says so.
-  CommandResult bad = RunCopse("copse", {"--config", config.string(), "cluster", "units", "--out",
-                                         (dir.path() / "units" / "copse-test-master.service" / "x")
-                                             .string()});
+  CommandResult bad =
+      RunCopse("copse", {"--config", config.string(), "cluster", "units", "--out",
+                         (dir.path() / "units" / "copse-test-master.service" / "x").string()});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("copse cluster units: "), std::string::npos) << bad.err;
 

@@ -34,12 +34,10 @@ const std::filesystem::path kSource = COPSE_SOURCE_DIR;
 
 // The sanitizers the tree was built with: a program built against its
 // libraries is built with them too.
-std::string SanitizerFlags() {
-  return COPSE_TREE_SANITIZED ? "-fsanitize=address,undefined" : "";
-}
+std::string SanitizerFlags() { return COPSE_TREE_SANITIZED ? "-fsanitize=address,undefined" : ""; }
 
 CommandResult Exec(const std::string& program, const std::vector<std::string>& args,
-                  const std::filesystem::path& cwd = {}, seconds deadline = seconds(300)) {
+                   const std::filesystem::path& cwd = {}, seconds deadline = seconds(300)) {
   SpawnOptions o;
   o.program = program;
   o.args = args;
@@ -107,7 +105,8 @@ class SdkTest : public ClusterTest {
   json RunSpec(const json& spec) { return Wait(Submit(spec)); }
 
   // Counts of each pattern's lines in `text`, as grep-count writes them.
-  static std::string DirectGrepCount(const std::string& text, const std::vector<std::string>& pats) {
+  static std::string DirectGrepCount(const std::string& text,
+                                     const std::vector<std::string>& pats) {
     std::map<std::string, int> n;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
@@ -122,17 +121,16 @@ class SdkTest : public ClusterTest {
 TEST_F(SdkTest, OutOfTreeProgramsBuiltAgainstAnInstallRunInJobsBuiltInCppAndInJson) {
   const std::filesystem::path build = BinDir().parent_path();
   const std::filesystem::path prefix = dir_.path() / "prefix";
-  CommandResult install = Exec("/usr/bin/cmake", {"--install", build.string(), "--prefix",
-                                                 prefix.string()});
+  CommandResult install =
+      Exec("/usr/bin/cmake", {"--install", build.string(), "--prefix", prefix.string()});
   ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
-  for (const char* f : {"bin/copse", "bin/copse-master", "bin/copse-worker", "bin/copse-rootjob",
-                        "bin/copse-stream", "lib/copse/apps/wordcount", "include/copse/vertex.h",
-                        "include/copse/status.h", "include/copse/job.h", "include/copse/client.h",
-                        "lib/libcopse-vertex.so", "lib/libcopse-client.so",
-                        "lib/cmake/Copse/CopseConfig.cmake",
-                        "lib/cmake/Copse/CopseConfigVersion.cmake",
-                        "lib/pkgconfig/copse-vertex.pc", "lib/pkgconfig/copse-client.pc",
-                        "share/copse/dashboard/index.html"}) {
+  for (const char* f :
+       {"bin/copse", "bin/copse-master", "bin/copse-worker", "bin/copse-rootjob",
+        "bin/copse-stream", "lib/copse/apps/wordcount", "include/copse/vertex.h",
+        "include/copse/status.h", "include/copse/job.h", "include/copse/client.h",
+        "lib/libcopse-vertex.so", "lib/libcopse-client.so", "lib/cmake/Copse/CopseConfig.cmake",
+        "lib/cmake/Copse/CopseConfigVersion.cmake", "lib/pkgconfig/copse-vertex.pc",
+        "lib/pkgconfig/copse-client.pc", "share/copse/dashboard/index.html"}) {
     EXPECT_TRUE(std::filesystem::exists(prefix / f)) << f;
   }
   // The public headers include only each other and the standard library.
@@ -148,9 +146,9 @@ TEST_F(SdkTest, OutOfTreeProgramsBuiltAgainstAnInstallRunInJobsBuiltInCppAndInJs
 
   // The examples, configured with find_package(Copse) against the install.
   const std::filesystem::path out = dir_.path() / "grep-build";
-  std::vector<std::string> configure = {"-S", (kSource / "examples" / "grep").string(), "-B",
-                                        out.string(), "-G", "Ninja",
-                                        "-DCMAKE_PREFIX_PATH=" + prefix.string()};
+  std::vector<std::string> configure = {
+      "-S",    (kSource / "examples" / "grep").string(), "-B", out.string(), "-G",
+      "Ninja", "-DCMAKE_PREFIX_PATH=" + prefix.string()};
   if (!SanitizerFlags().empty()) configure.push_back("-DCMAKE_CXX_FLAGS=" + SanitizerFlags());
   CommandResult cfg = Exec("/usr/bin/cmake", configure);
   ASSERT_EQ(cfg.exit_code, 0) << cfg.out << cfg.err;
@@ -166,9 +164,9 @@ TEST_F(SdkTest, OutOfTreeProgramsBuiltAgainstAnInstallRunInJobsBuiltInCppAndInJs
   ASSERT_EQ(pc.exit_code, 0) << pc.out << pc.err;
 
   // Shipped through the DFS, with the installed tool.
-  CommandResult put = Exec((prefix / "bin" / "copse").string(),
-                          {"--config", config_path_.string(), "app", "put", "grep-count",
-                           (out / "grep-count").string()});
+  CommandResult put =
+      Exec((prefix / "bin" / "copse").string(), {"--config", config_path_.string(), "app", "put",
+                                                 "grep-count", (out / "grep-count").string()});
   ASSERT_EQ(put.exit_code, 0) << put.err;
   EXPECT_NE(put.out.find("grep-count@1"), std::string::npos) << put.out;
   ASSERT_EQ(AppPut("grep-count-pc", dir_.path() / "grep-count-pc").exit_code, 0);
@@ -179,28 +177,27 @@ TEST_F(SdkTest, OutOfTreeProgramsBuiltAgainstAnInstallRunInJobsBuiltInCppAndInJs
   const std::string want = DirectGrepCount(text, patterns);
 
   // The job built in C++.
-  CommandResult job = Exec((out / "grep-job").string(),
-                          {"--config", config_path_.string(), "--program", "grep-count", "--input",
-                           "/logs", "--output", "/matches", "--patterns", "error,warn,copse1",
-                           "--sums", "2"});
+  CommandResult job =
+      Exec((out / "grep-job").string(),
+           {"--config", config_path_.string(), "--program", "grep-count", "--input", "/logs",
+            "--output", "/matches", "--patterns", "error,warn,copse1", "--sums", "2"});
   ASSERT_EQ(job.exit_code, 0) << job.out << job.err;
   EXPECT_EQ(Lines(job.out), want);
   EXPECT_NE(job.err.find("vertices done"), std::string::npos) << job.err;
 
   // The same graph as a JSON spec, with the pkg-config build.
-  json spec = {
-      {"name", "grep-json"},
-      {"stages",
-       {{{"name", "match"},
-         {"program", "grep-count-pc@1"},
-         {"params", {{"role", "match"}, {"patterns", "error,warn,copse1"}}},
-         {"inputs", {{{"file", "/logs"}}}}},
-        {{"name", "sum"},
-         {"program", "grep-count-pc"},
-         {"vertices", 2},
-         {"params", {{"role", "sum"}}},
-         {"inputs", {{{"stage", "match"}, {"connection", "all-to-all"}}}},
-         {"output", "/matches-json"}}}}};
+  json spec = {{"name", "grep-json"},
+               {"stages",
+                {{{"name", "match"},
+                  {"program", "grep-count-pc@1"},
+                  {"params", {{"role", "match"}, {"patterns", "error,warn,copse1"}}},
+                  {"inputs", {{{"file", "/logs"}}}}},
+                 {{"name", "sum"},
+                  {"program", "grep-count-pc"},
+                  {"vertices", 2},
+                  {"params", {{"role", "sum"}}},
+                  {"inputs", {{{"stage", "match"}, {"connection", "all-to-all"}}}},
+                  {"output", "/matches-json"}}}}};
   json st = RunSpec(spec);
   ASSERT_EQ(st["state"], "succeeded") << st.dump(2);
   EXPECT_EQ(Lines(Cat("/matches-json")), want);
@@ -229,20 +226,20 @@ TEST_F(SdkTest, StreamingWordCountInPythonAndShellMatchesADirectCount) {
   ASSERT_EQ(AppPut("wc-map-sh", sh / "mapper.sh").exit_code, 0);
   ASSERT_EQ(AppPut("wc-reduce-sh", sh / "reducer.sh").exit_code, 0);
 
-  CommandResult python = Copse({"run", "streaming", "--mapper", "wc-map", "--reducer", "wc-reduce",
-                                "--input", "/books", "--output", "/counts-py", "--reducers", "2",
-                                "--wait"},
-                               seconds(240));
+  CommandResult python =
+      Copse({"run", "streaming", "--mapper", "wc-map", "--reducer", "wc-reduce", "--input",
+             "/books", "--output", "/counts-py", "--reducers", "2", "--wait"},
+            seconds(240));
   ASSERT_EQ(python.exit_code, 0) << python.err;
   EXPECT_EQ(Lines(Cat("/counts-py")), want);
   json st = Status(IdOf(python));
   EXPECT_GT(st["counters"].value("stream.spilled_bytes", 0), 0) << st["counters"];
 
   // The shell pipeline, with a combiner: fewer records cross the shuffle.
-  CommandResult shell = Copse({"run", "streaming", "--mapper", "wc-map-sh", "--reducer",
-                               "wc-reduce-sh", "--combiner", "wc-reduce-sh", "--input", "/books",
-                               "--output", "/counts-sh", "--reducers", "3", "--wait"},
-                              seconds(240));
+  CommandResult shell = Copse(
+      {"run", "streaming", "--mapper", "wc-map-sh", "--reducer", "wc-reduce-sh", "--combiner",
+       "wc-reduce-sh", "--input", "/books", "--output", "/counts-sh", "--reducers", "3", "--wait"},
+      seconds(240));
   ASSERT_EQ(shell.exit_code, 0) << shell.err;
   EXPECT_EQ(Lines(Cat("/counts-sh")), want);
   json combined = Status(IdOf(shell));
@@ -251,10 +248,10 @@ TEST_F(SdkTest, StreamingWordCountInPythonAndShellMatchesADirectCount) {
       << combined["counters"] << st["counters"];
 
   // Range-partitioned: each reducer's partition holds its own range, in order.
-  CommandResult ranged = Copse({"run", "streaming", "--mapper", "wc-map", "--reducer", "wc-reduce",
-                                "--input", "/books", "--output", "/counts-ranged", "--reducers",
-                                "2", "--range", "m", "--wait"},
-                               seconds(240));
+  CommandResult ranged =
+      Copse({"run", "streaming", "--mapper", "wc-map", "--reducer", "wc-reduce", "--input",
+             "/books", "--output", "/counts-ranged", "--reducers", "2", "--range", "m", "--wait"},
+            seconds(240));
   ASSERT_EQ(ranged.exit_code, 0) << ranged.err;
   std::string all = Cat("/counts-ranged");
   EXPECT_EQ(Lines(all), want);
@@ -357,7 +354,8 @@ TEST_F(SdkTest, ACorruptCachedProgramIsFetchedAgainAndABadDfsCopyIsRefused) {
   co.program_store = true;
   ASSERT_TRUE((*dfs)->Create("/.apps/liar/" + req.version, co).ok());
   ASSERT_TRUE((*dfs)->BeginPartition(0).ok());
-  ASSERT_TRUE((*dfs)->Append({reinterpret_cast<const uint8_t*>(content.data()), content.size()}).ok());
+  ASSERT_TRUE(
+      (*dfs)->Append({reinterpret_cast<const uint8_t*>(content.data()), content.size()}).ok());
   ASSERT_TRUE((*dfs)->EndPartition().ok());
   req.sha256 = Sha256Hex("content that nobody put\n");
   req.commit = true;
@@ -385,13 +383,13 @@ TEST_F(SdkTest, PutsAreRefusedWithoutTheCredentialOverTheLimitOrWithABadName) {
     std::string c = text.str();
     size_t at = c.find("[cluster]\n");
     ASSERT_NE(at, std::string::npos) << c;
-    c.insert(at + 10, fmt::format("secret_file = \"{}\"\n", (dir_.path() / "wrong.secret").string()));
+    c.insert(at + 10,
+             fmt::format("secret_file = \"{}\"\n", (dir_.path() / "wrong.secret").string()));
     std::ofstream(other) << c;
     std::ofstream(dir_.path() / "wrong.secret") << std::string(64, 'f');
   }
-  CommandResult denied =
-      RunCopse("copse", {"--config", other.string(), "--master-wait", "0", "app", "put", "okp",
-                         ok.string()});
+  CommandResult denied = RunCopse("copse", {"--config", other.string(), "--master-wait", "0", "app",
+                                            "put", "okp", ok.string()});
   EXPECT_EQ(denied.exit_code, 1);
   EXPECT_NE(denied.err.find("secret"), std::string::npos) << denied.err;
   // Over [apps] max_program_mb (64 here).
@@ -426,7 +424,8 @@ TEST_F(SdkTest, StreamingProgramsThatCannotRunFailTheirJobSayingWhy) {
       {"noexec", "#!/bin/sh\ncat\n", "not executable", 0644},
       {"badinterp", "#!/nonexistent/python9\nprint(1)\n", "interpreter line"},
       {"crash", "#!/bin/sh\nkill -SEGV $$\n", "killed by signal 11"},
-      {"longline", "#!/bin/sh\nhead -c 10000 /dev/zero | tr '\\0' x; echo\n", "longer than the limit"},
+      {"longline", "#!/bin/sh\nhead -c 10000 /dev/zero | tr '\\0' x; echo\n",
+       "longer than the limit"},
       {"exits", "#!/bin/sh\necho 'bad input, giving up' >&2; exit 3\n", "exit code 3"},
   };
   for (const Case& c : cases) {
@@ -441,8 +440,7 @@ TEST_F(SdkTest, StreamingProgramsThatCannotRunFailTheirJobSayingWhy) {
                               {"inputs", {{{"file", "/in"}}}},
                               {"output", "/out-" + c.name}}}}});
     EXPECT_EQ(st["state"], "failed") << st.dump(2);
-    EXPECT_NE(st["failure"].get<std::string>().find(c.why), std::string::npos)
-        << st["failure"];
+    EXPECT_NE(st["failure"].get<std::string>().find(c.why), std::string::npos) << st["failure"];
   }
   CommandResult put = AppPut("noexec2", Script("noexec2.sh", "x", 0644));
   EXPECT_NE(put.err.find("no execute bit"), std::string::npos) << put.err;
@@ -452,7 +450,8 @@ TEST_F(SdkTest, StreamingProgramsThatCannotRunFailTheirJobSayingWhy) {
 std::string Frames(const std::vector<std::pair<std::string, std::string>>& records) {
   std::string out;
   auto len = [&out](size_t n) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((n >> shift) & 0xff));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      out.push_back(static_cast<char>((n >> shift) & 0xff));
   };
   for (const auto& [k, v] : records) {
     len(k.size());
@@ -467,8 +466,8 @@ TEST_F(SdkTest, BinaryRecordsCarryKeysAndValuesThatTextCannot) {
   // Keys with a TAB, a newline and a NUL byte, which only the binary
   // framing holds: a mapper that reverses each key, a reducer that sums
   // each key's values, both reading and writing binary records.
-  const std::string in = Frames({{"a\tb", "1"}, {"x\ny", "2"}, {std::string("\0z", 2), "3"},
-                                 {"a\tb", "4"}});
+  const std::string in =
+      Frames({{"a\tb", "1"}, {"x\ny", "2"}, {std::string("\0z", 2), "3"}, {"a\tb", "4"}});
   Put(Local("frames.bin", in), "/frames", 1);
   const std::string read_records =
       "#!/usr/bin/python3\n"
@@ -482,18 +481,18 @@ TEST_F(SdkTest, BinaryRecordsCarryKeysAndValuesThatTextCannot) {
       "        yield k, inp.read(struct.unpack('>I', inp.read(4))[0])\n"
       "def emit(k, v):\n"
       "    out.write(struct.pack('>I', len(k)) + k + struct.pack('>I', len(v)) + v)\n";
-  ASSERT_EQ(AppPut("bin-map", Script("bin-map.py", read_records +
-                                                       "for k, v in records(): emit(k[::-1], v)\n"))
+  ASSERT_EQ(AppPut("bin-map",
+                   Script("bin-map.py", read_records + "for k, v in records(): emit(k[::-1], v)\n"))
                 .exit_code,
             0);
   ASSERT_EQ(AppPut("bin-reduce",
-                   Script("bin-reduce.py", read_records +
-                                               "totals = {}\n"
-                                               "order = []\n"
-                                               "for k, v in records():\n"
-                                               "    if k not in totals: order.append(k)\n"
-                                               "    totals[k] = totals.get(k, 0) + int(v)\n"
-                                               "for k in order: emit(k, str(totals[k]).encode())\n"))
+                   Script("bin-reduce.py",
+                          read_records + "totals = {}\n"
+                                         "order = []\n"
+                                         "for k, v in records():\n"
+                                         "    if k not in totals: order.append(k)\n"
+                                         "    totals[k] = totals.get(k, 0) + int(v)\n"
+                                         "for k in order: emit(k, str(totals[k]).encode())\n"))
                 .exit_code,
             0);
   json st = RunSpec(json{{"name", "binary"},

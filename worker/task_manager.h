@@ -47,9 +47,9 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "copse/status.h"
 #include "common/subprocess.h"
 #include "common/tasks.h"
+#include "copse/status.h"
 #include "worker/program_cache.h"
 
 namespace copse::worker {

@@ -359,10 +359,7 @@ Status Phase1::Finish() {
 class Phase2 {
  public:
   Phase2(Vertex& v, const Params& params)
-      : v_(v),
-        params_(params),
-        parts_(v.inputs()),
-        part_(static_cast<uint64_t>(v.index())) {}
+      : v_(v), params_(params), parts_(v.inputs()), part_(static_cast<uint64_t>(v.index())) {}
 
   Status Run();
 

@@ -21,8 +21,8 @@ class RunFile {
   }
   Status Open() const {
     if (in_.is_open()) return Status::Ok();
-    return IoError(fmt::format("cannot open the sort run {}: {}", path_.string(),
-                               std::strerror(errno)));
+    return IoError(
+        fmt::format("cannot open the sort run {}: {}", path_.string(), std::strerror(errno)));
   }
   // False at the end of the run; kIoError when it cannot be read.
   Result<bool> Next() {
@@ -218,7 +218,8 @@ namespace {
 // Writes records to a run file in big pieces.
 class RunWriter {
  public:
-  explicit RunWriter(const std::filesystem::path& p) : out_(p, std::ios::binary | std::ios::trunc), path_(p) {}
+  explicit RunWriter(const std::filesystem::path& p)
+      : out_(p, std::ios::binary | std::ios::trunc), path_(p) {}
   void Add(std::string_view k, std::string_view v) {
     (void)AppendRecord(RecordFormat::kBinary, k, v, &buf_);
     if (buf_.size() >= (1 << 16)) Flush();
@@ -227,8 +228,8 @@ class RunWriter {
     Flush();
     out_.close();
     if (!out_) {
-      return IoError(fmt::format("cannot write the sort run {}: {}", path_.string(),
-                                 std::strerror(errno)));
+      return IoError(
+          fmt::format("cannot write the sort run {}: {}", path_.string(), std::strerror(errno)));
     }
     return written_;
   }

@@ -90,10 +90,10 @@ class ExternalSorter {
   std::filesystem::path dir_;
   size_t memory_bytes_;
   std::string name_;
-  std::string arena_;           // keys and values of the batch in memory
-  std::vector<Entry> entries_;  // the batch, by where its bytes are
-  std::vector<Slot> order_;     // the batch sorted (SortBatch)
-  std::vector<Slot> scratch_;   // the radix sort's other buffer
+  std::string arena_;                        // keys and values of the batch in memory
+  std::vector<Entry> entries_;               // the batch, by where its bytes are
+  std::vector<Slot> order_;                  // the batch sorted (SortBatch)
+  std::vector<Slot> scratch_;                // the radix sort's other buffer
   std::vector<std::filesystem::path> runs_;  // unmerged runs, oldest first
   std::vector<std::filesystem::path> made_;  // every run file made, to remove
   int runs_made_ = 0;

@@ -135,7 +135,9 @@ class InputSource {
     return InputError(in, i, s);
   }
 
-  dfs::LocalityCounters counters() const { return dfs_ ? dfs_->counters() : dfs::LocalityCounters{}; }
+  dfs::LocalityCounters counters() const {
+    return dfs_ ? dfs_->counters() : dfs::LocalityCounters{};
+  }
 
  private:
   Result<const dfs::FileStatus*> Stat(size_t i) {
@@ -245,8 +247,7 @@ Result<std::unique_ptr<Vertex>> Vertex::Open(int argc, char** argv, int64_t star
   if (!impl->params.is_object()) return InvalidArgument("the stage's params are not an object");
   impl->params_text = impl->d.params;
   for (const rootjob::InputRef& r : impl->d.inputs) {
-    impl->inputs.push_back(
-        {r.input, r.from_file, r.path, r.partition, r.stage, r.index, r.bytes});
+    impl->inputs.push_back({r.input, r.from_file, r.path, r.partition, r.stage, r.index, r.bytes});
   }
   COPSE_ASSIGN_OR_RETURN(impl->secret, net::ReadSecretFd(impl->d.secret_fd));
   impl->Delay();
@@ -354,8 +355,7 @@ std::unique_ptr<Vertex::InputReader> Vertex::NewReader() {
   std::lock_guard<std::mutex> l(impl_->readers_mu);
   ++impl_->open_readers;
   return std::make_unique<Reader>(impl_->d, *impl_->config, impl_->secret, impl_->readers_mu,
-                                  impl_->reader_counters, impl_->open_readers,
-                                  impl_->reader_lost);
+                                  impl_->reader_counters, impl_->open_readers, impl_->reader_lost);
 }
 
 int Vertex::buckets() const { return impl_->d.buckets; }
@@ -402,13 +402,14 @@ Status Vertex::Write(int bucket, std::string_view bytes) {
     return s;
   }
   if (bucket < 0 || bucket >= m.d.buckets) {
-    return InvalidArgument(fmt::format("no bucket {} (this vertex writes {})", bucket, m.d.buckets));
+    return InvalidArgument(
+        fmt::format("no bucket {} (this vertex writes {})", bucket, m.d.buckets));
   }
   if (!m.buckets) {
-    COPSE_ASSIGN_OR_RETURN(m.buckets,
-                           dfs::BucketWriter::Open(*dfs, rootjob::ScratchFile(m.d.scratch_prefix,
-                                                                              m.d.attempt),
-                                                   m.d.buckets, m.d.scratch_job));
+    COPSE_ASSIGN_OR_RETURN(
+        m.buckets,
+        dfs::BucketWriter::Open(*dfs, rootjob::ScratchFile(m.d.scratch_prefix, m.d.attempt),
+                                m.d.buckets, m.d.scratch_job));
   }
   return m.buckets->Append(bucket, data);
 }
@@ -442,9 +443,9 @@ Status Vertex::Impl::Commit() {
   if (d.buckets == 0) return Status::Ok();
   if (!buckets) {  // empty buckets still make the file its consumers look for
     COPSE_ASSIGN_OR_RETURN(dfs::DfsClient * dfs, Dfs());
-    COPSE_ASSIGN_OR_RETURN(buckets, dfs::BucketWriter::Open(
-                                        *dfs, rootjob::ScratchFile(d.scratch_prefix, d.attempt),
-                                        d.buckets, d.scratch_job));
+    COPSE_ASSIGN_OR_RETURN(
+        buckets, dfs::BucketWriter::Open(*dfs, rootjob::ScratchFile(d.scratch_prefix, d.attempt),
+                                         d.buckets, d.scratch_job));
   }
   COPSE_ASSIGN_OR_RETURN(std::vector<uint64_t> sizes, buckets->Close());
   for (uint64_t b : sizes) result.buckets.push_back(static_cast<int64_t>(b));

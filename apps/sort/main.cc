@@ -289,7 +289,8 @@ Status Sort(Vertex& v, size_t size) {
 Status Run(Vertex& v) {
   COPSE_ASSIGN_OR_RETURN(int64_t size, IntParam(v, "record_bytes", 1, kMaxRecordBytes));
   auto role = copse::apps::ParamsOf(v).find("role");
-  std::string name = role != copse::apps::ParamsOf(v).end() && role->is_string() ? role->get<std::string>() : "";
+  std::string name =
+      role != copse::apps::ParamsOf(v).end() && role->is_string() ? role->get<std::string>() : "";
   if (name == "sample") return Sample(v, static_cast<size_t>(size));
   if (name == "partition") return Partition(v, static_cast<size_t>(size));
   if (name == "sort") return Sort(v, static_cast<size_t>(size));

@@ -83,8 +83,8 @@ class Pipeline {
   using Feeder = std::function<Status(const std::function<Result<bool>(std::string_view)>& write)>;
   using Sink = std::function<Status(const Record& r, std::string_view raw)>;
 
-  static Status Run(Vertex& v, const std::string& name, const std::string& exec,
-                    const Settings& s, const Feeder& feed, const Sink& sink) {
+  static Status Run(Vertex& v, const std::string& name, const std::string& exec, const Settings& s,
+                    const Feeder& feed, const Sink& sink) {
     int in[2];
     if (::pipe2(in, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
     asio::io_context io;
@@ -108,9 +108,9 @@ class Pipeline {
     (*child)->set_on_output(
         [&](std::string_view bytes) {
           if (!out_error.ok()) return;
-          out_error = parser.Feed(
-              std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-              [&](const Record& r) { return sink(r, parser.raw()); });
+          out_error = parser.Feed(std::span<const uint8_t>(
+                                      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                  [&](const Record& r) { return sink(r, parser.raw()); });
           if (!out_error.ok()) (void)(*child)->Signal(SIGKILL);
         },
         nullptr);
@@ -127,7 +127,8 @@ class Pipeline {
     io.run();
     stop_feeding = true;
     feeder.join();
-    if (out_error.ok()) out_error = parser.End([&](const Record& r) { return sink(r, parser.raw()); });
+    if (out_error.ok())
+      out_error = parser.End([&](const Record& r) { return sink(r, parser.raw()); });
     if (!out_error.ok()) {
       // A record over the limit is the program's doing: retrying cannot help.
       if (out_error.code() == StatusCode::kResourceExhausted) {
@@ -176,8 +177,8 @@ class Adapter {
     COPSE_RETURN_IF_ERROR(NoRetryIfTooLong(s));
     COPSE_RETURN_IF_ERROR(v_.Count("stream.records_in", static_cast<int64_t>(records_in_)));
     COPSE_RETURN_IF_ERROR(v_.Count("stream.records_out", static_cast<int64_t>(records_out_)));
-    uint64_t spilled = (sorter_ ? sorter_->spilled_bytes() : 0) +
-                       (combine_ ? combine_->spilled_bytes() : 0);
+    uint64_t spilled =
+        (sorter_ ? sorter_->spilled_bytes() : 0) + (combine_ ? combine_->spilled_bytes() : 0);
     if (spilled > 0) {
       COPSE_RETURN_IF_ERROR(v_.Count("stream.spilled_bytes", static_cast<int64_t>(spilled)));
     }
@@ -190,7 +191,8 @@ class Adapter {
   Status SortInputs() {
     sorter_ = std::make_unique<ExternalSorter>(dir_, s_.sort_memory, "input");
     uint64_t bytes = 0;
-    for (size_t i = 0; i < v_.inputs(); ++i) bytes += static_cast<uint64_t>(std::max<int64_t>(v_.input(i).bytes, 0));
+    for (size_t i = 0; i < v_.inputs(); ++i)
+      bytes += static_cast<uint64_t>(std::max<int64_t>(v_.input(i).bytes, 0));
     sorter_->Expect(bytes);
     for (size_t i = 0; i < v_.inputs(); ++i) {
       RecordParser parser(s_.format, s_.max_record, fmt::format("input {}", i));
@@ -233,8 +235,8 @@ class Adapter {
         if (b.empty()) return Status::Ok();
         COPSE_RETURN_IF_ERROR(count.Feed(b, none));
         last = static_cast<char>(b.back());
-        COPSE_ASSIGN_OR_RETURN(open, write(std::string_view(
-                                         reinterpret_cast<const char*>(b.data()), b.size())));
+        COPSE_ASSIGN_OR_RETURN(
+            open, write(std::string_view(reinterpret_cast<const char*>(b.data()), b.size())));
         return open ? Status::Ok() : Cancelled("the program stopped reading");
       });
       if (!s.ok() && s.code() != StatusCode::kCancelled) return NoRetryIfTooLong(s);

@@ -70,7 +70,6 @@ const std::vector<std::string> kApps = {"sort", "databasejoin", "wordcount", "pr
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-
 Result<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open " + path.string());

@@ -84,7 +84,6 @@ struct Options {
   fs::path source_dir;
 };
 
-
 Result<Json> ParseJson(const std::string& text, const std::string& what) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Internal(what + ": not JSON: " + text.substr(0, 200));

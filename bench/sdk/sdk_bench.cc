@@ -70,7 +70,6 @@ struct Options {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-
 Result<std::string> Copse(const fs::path& config, std::vector<std::string> args) {
   return client::RunCopse(ExecutableDir(), config, std::move(args), std::chrono::seconds(3600));
 }
@@ -84,8 +83,10 @@ Result<std::string> Shell(const std::string& script, std::vector<std::string> ar
   o.args = {"-c", script};
   o.args.insert(o.args.end(), args.begin(), args.end());
   o.out = SpawnOptions::Output::kPipe;
-  COPSE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(std::move(o), std::chrono::hours(1), 1u << 26));
-  if (!r.status.ok()) return Internal(fmt::format("{}: {}: {}", script, r.status.ToString(), r.err));
+  COPSE_ASSIGN_OR_RETURN(ProcessResult r,
+                         RunProcess(std::move(o), std::chrono::hours(1), 1u << 26));
+  if (!r.status.ok())
+    return Internal(fmt::format("{}: {}: {}", script, r.status.ToString(), r.err));
   return r.out;
 }
 
@@ -135,10 +136,10 @@ std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 
 Result<Json> Streaming(const Options& o, const fs::path& dir, bool* matched) {
   fs::create_directories(dir / "streaming");
-  COPSE_ASSIGN_OR_RETURN(auto cluster,
-                         client::LoopbackCluster::Start(
-                             dir / "streaming", client::LocalShape("bench-sdk", 2, "QFP", "info"),
-                             ExecutableDir()));
+  COPSE_ASSIGN_OR_RETURN(
+      auto cluster,
+      client::LoopbackCluster::Start(
+          dir / "streaming", client::LocalShape("bench-sdk", 2, "QFP", "info"), ExecutableDir()));
   const fs::path& config = cluster->config_path();
   const fs::path corpus = dir / "corpus.txt";
   COPSE_RETURN_IF_ERROR(WriteCorpus(corpus, static_cast<size_t>(o.corpus_mb) << 20));
@@ -146,7 +147,8 @@ Result<Json> Streaming(const Options& o, const fs::path& dir, bool* matched) {
                                        std::to_string(o.partitions), "--placement", "random"})
                             .status());
   const fs::path py = kSource / "examples" / "wordcount-python";
-  COPSE_RETURN_IF_ERROR(Copse(config, {"app", "put", "wc-map", (py / "mapper.py").string()}).status());
+  COPSE_RETURN_IF_ERROR(
+      Copse(config, {"app", "put", "wc-map", (py / "mapper.py").string()}).status());
   COPSE_RETURN_IF_ERROR(
       Copse(config, {"app", "put", "wc-reduce", (py / "reducer.py").string()}).status());
   const fs::path cat = dir / "cat.sh";
@@ -196,8 +198,8 @@ Result<Json> Streaming(const Options& o, const fs::path& dir, bool* matched) {
                   {"output", "/identity"}}}}};
   const fs::path spec_file = dir / "identity.json";
   std::ofstream(spec_file) << DumpJson(spec);
-  COPSE_ASSIGN_OR_RETURN(std::string said, Copse(config, {"job", "submit", spec_file.string(),
-                                                          "--wait"}));
+  COPSE_ASSIGN_OR_RETURN(std::string said,
+                         Copse(config, {"job", "submit", spec_file.string(), "--wait"}));
   COPSE_ASSIGN_OR_RETURN(Json st, JobStatus(config, FirstLine(said)));
   const double lines = st["counters"].value("stream.records_in", 0.0);
   const double identity_s = st.value("elapsed_s", 0.0);
@@ -207,7 +209,8 @@ Result<Json> Streaming(const Options& o, const fs::path& dir, bool* matched) {
   COPSE_ASSIGN_OR_RETURN(Json runs, ParseJson(hist, "a job history"));
   for (const Json& run : runs["runs"]) {
     if (run.value("state", "") == "completed" && run.value("label", "") != "root") {
-      vertex_s += (run.value("ended_ms", int64_t{0}) - run.value("launched_ms", int64_t{0})) / 1000.0;
+      vertex_s +=
+          (run.value("ended_ms", int64_t{0}) - run.value("launched_ms", int64_t{0})) / 1000.0;
     }
   }
   // Each pair ran back to back (alternating which went first): the ratio of
@@ -239,13 +242,15 @@ Result<Json> Streaming(const Options& o, const fs::path& dir, bool* matched) {
 
 Result<int64_t> LaunchOf(const fs::path& config, const std::string& program,
                          const std::string& output) {
-  Json spec = {{"name", "launch"},
-               {"stages",
-                {{{"name", "one"}, {"program", program}, {"vertices", 1}, {"output", output}}}}};
+  Json spec = {
+      {"name", "launch"},
+      {"stages", {{{"name", "one"}, {"program", program}, {"vertices", 1}, {"output", output}}}}};
   const fs::path file = config.parent_path() / (output.substr(1) + ".json");
   std::ofstream(file) << DumpJson(spec);
-  COPSE_ASSIGN_OR_RETURN(std::string said, Copse(config, {"job", "submit", file.string(), "--wait"}));
-  COPSE_ASSIGN_OR_RETURN(std::string hist, Copse(config, {"job", "history", FirstLine(said), "--json"}));
+  COPSE_ASSIGN_OR_RETURN(std::string said,
+                         Copse(config, {"job", "submit", file.string(), "--wait"}));
+  COPSE_ASSIGN_OR_RETURN(std::string hist,
+                         Copse(config, {"job", "history", FirstLine(said), "--json"}));
   COPSE_ASSIGN_OR_RETURN(Json runs, ParseJson(hist, "a job history"));
   for (const Json& run : runs["runs"]) {
     if (run.value("label", "") != "root") return run.value("launch_us", int64_t{-1});
@@ -285,8 +290,8 @@ Result<Json> Launch(const Options& o, const fs::path& dir) {
     cached.push_back(c / 1000.0);
   }
   auto summary = [](const std::vector<double>& v) {
-    return Json{{"median_ms", Median(v)}, {"max_ms", *std::max_element(v.begin(), v.end())},
-                {"ms", v}};
+    return Json{
+        {"median_ms", Median(v)}, {"max_ms", *std::max_element(v.begin(), v.end())}, {"ms", v}};
   };
   return Json{{"program_bytes", fs::file_size(noop)},
               {"apps_directory", summary(apps_dir)},
@@ -318,7 +323,8 @@ int Main(const Options& o) {
         s["copse_s"].size(), s["copse_median_s"].get<double>(),
         Median(s["job_elapsed_s"].get<std::vector<double>>()), s["pipeline_median_s"].get<double>(),
         s["ratio"].get<double>(), s["ratio_of_medians"].get<double>(), matched ? "match" : "DIFFER",
-        s["identity_records_per_s"].get<double>(), s["identity_records_per_vertex_s"].get<double>());
+        s["identity_records_per_s"].get<double>(),
+        s["identity_records_per_vertex_s"].get<double>());
     const Json& l = *launch;
     std::cout << fmt::format(
         "launch latency ({} one-vertex jobs each, program {} bytes):\n"
@@ -328,7 +334,8 @@ int Main(const Options& o) {
         l["apps_directory"]["ms"].size(), l["program_bytes"].get<uint64_t>(),
         l["apps_directory"]["median_ms"].get<double>(), l["apps_directory"]["max_ms"].get<double>(),
         l["shipped_first_run"]["median_ms"].get<double>(),
-        l["shipped_first_run"]["max_ms"].get<double>(), l["shipped_cached"]["median_ms"].get<double>(),
+        l["shipped_first_run"]["max_ms"].get<double>(),
+        l["shipped_cached"]["median_ms"].get<double>(),
         l["shipped_cached"]["max_ms"].get<double>());
   }
   return matched ? 0 : 1;
@@ -344,8 +351,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--partitions", o.partitions, "its partitions (default 12)")
       ->check(CLI::Range(1, 10000));
-  app.add_option("--reducers", o.reducers, "reduce vertices (default 2: one per core of a two-core machine)")->check(CLI::Range(1, 10000));
-  app.add_option("--repeats", o.repeats, "runs of each side (default 5)")->check(CLI::Range(1, 100));
+  app.add_option("--reducers", o.reducers,
+                 "reduce vertices (default 2: one per core of a two-core machine)")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--repeats", o.repeats, "runs of each side (default 5)")
+      ->check(CLI::Range(1, 100));
   app.add_option("--launches", o.launches, "one-vertex jobs of each kind (default 5)")
       ->check(CLI::Range(1, 1000));
   app.add_flag("--json", o.json, "print one JSON document");
