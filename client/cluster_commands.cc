@@ -1,9 +1,6 @@
 #include "client/cluster_commands.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
 
 #include <fstream>
 #include <iostream>
@@ -11,10 +8,12 @@
 #include <sstream>
 #include <thread>
 
+#include "client/cluster_view.h"
 #include "client/command.h"
 #include "client/launcher.h"
 #include "client/master_client.h"
 #include "client/netns.h"
+#include "client/remote_cluster.h"
 #include "client/systemd_units.h"
 #include "client/terminal.h"
 #include "common/json.h"
@@ -28,98 +27,6 @@ std::filesystem::path PidFilePath(const ClusterConfig& config) {
   return config.data_root / "cluster.pids.json";
 }
 
-// The last `lines` lines of the file at `path` (all of it when it has
-// fewer), read backwards from its end so that a long log costs only its tail.
-Result<std::string> LastLines(const std::filesystem::path& path, int lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(fmt::format("{}: cannot open", path.string()));
-  in.seekg(0, std::ios::end);
-  const int64_t size = in.tellg();
-  if (size < 0) return IoError(fmt::format("{}: cannot read", path.string()));
-  constexpr int64_t kChunk = 64 << 10;
-  std::string text;
-  int64_t start = size;
-  int64_t newlines = 0;  // in `text`
-  // Enough once `text` holds more than `lines` lines (its first may be cut).
-  while (start > 0 && newlines - (text.empty() || text.back() == '\n' ? 1 : 0) < lines) {
-    const int64_t n = std::min(kChunk, start);
-    start -= n;
-    std::string chunk(static_cast<size_t>(n), '\0');
-    in.seekg(start);
-    if (!in.read(chunk.data(), n)) return IoError(fmt::format("{}: cannot read", path.string()));
-    newlines += std::count(chunk.begin(), chunk.end(), '\n');
-    text.insert(0, chunk);
-  }
-  // Keep the last `lines` lines: back from the end (a final newline ends
-  // the last line) to the newline before the first of them.
-  size_t i = text.size();
-  if (i > 0 && text[i - 1] == '\n') --i;
-  for (int found = 0; i > 0; --i)
-    if (text[i - 1] == '\n' && ++found == lines) break;
-  text.erase(0, i);
-  return text;
-}
-
-// The last `lines` lines of a file, indented, for error reports.
-std::string Tail(const std::filesystem::path& path, int lines) {
-  Result<std::string> text = LastLines(path, lines);
-  if (!text.ok()) return "";
-  std::string out;
-  std::istringstream in(*text);
-  for (std::string line; std::getline(in, line);) out += "    " + line + "\n";
-  return out;
-}
-
-Result<ClusterStatus> FetchStatus(const ClusterConfig& config, net::ConnectRetry retry = {}) {
-  COPSE_ASSIGN_OR_RETURN(auto client,
-                         MasterClient::Connect(config, std::chrono::seconds(5), std::move(retry)));
-  return client->GetClusterStatus();
-}
-
-std::string HeartbeatAge(int64_t ms) {
-  if (ms < 0) return "never";
-  return fmt::format("{:.1f}s ago", static_cast<double>(ms) / 1000.0);
-}
-
-void PrintTable(const ClusterConfig& config, const ClusterStatus& st) {
-  int slots = 0;
-  for (const ComputerStatus& c : st.computers) slots += c.state == "live" ? c.slots : 0;
-  std::cout << fmt::format(
-      "cluster {}: {} of {} computers live, {} slots (master {}:{}, pid {}, "
-      "up {:.0f}s)\n",
-      st.cluster, st.LiveCount(), st.computers.size(), slots, config.master.host,
-      config.master.port, st.master_pid, static_cast<double>(st.uptime_ms) / 1000.0);
-  std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", "COMPUTER", "RACK",
-                           "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT");
-  for (const ComputerStatus& c : st.computers) {
-    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", c.name, c.rack, c.state,
-                             c.slots, c.busy_slots, c.pid ? std::to_string(c.pid) : "-",
-                             HeartbeatAge(c.last_heartbeat_ago_ms));
-  }
-}
-
-nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st) {
-  nlohmann::json computers = nlohmann::json::array();
-  for (const ComputerStatus& c : st.computers) {
-    computers.push_back({{"name", c.name},
-                         {"rack", c.rack},
-                         {"state", c.state},
-                         {"slots", c.slots},
-                         {"busy_slots", c.busy_slots},
-                         {"host", c.host},
-                         {"pid", c.pid},
-                         {"last_heartbeat_ms_ago", c.last_heartbeat_ago_ms}});
-  }
-  return {{"cluster", st.cluster},
-          {"master",
-           {{"host", config.master.host},
-            {"port", config.master.port},
-            {"pid", st.master_pid},
-            {"uptime_ms", st.uptime_ms}}},
-          {"live", st.LiveCount()},
-          {"computers", computers}};
-}
-
 class Up {
  public:
   // `net`: the emulated network each process starts in (--netns), or null.
@@ -127,21 +34,7 @@ class Up {
       : config_(config), options_(options), exe_dir_(ExecutableDir()), net_(net) {}
 
   int Run() {
-    bool created = false;
-    auto secret = net::EnsureSecret(config_.secret_file, &created);
-    if (!secret.ok()) return Fail(secret.status());
-    if (created) {
-      std::cout << "created cluster secret " << config_.secret_file.string()
-                << " (keep it private; copy it to every host of this cluster)\n";
-    }
-    if (config_.http.enabled && !config_.http.token_file.empty()) {
-      auto token = net::EnsureSecret(config_.http.token_file, &created);
-      if (!token.ok()) return Fail(token.status().WithContext("[http] token_file"));
-      if (created) {
-        std::cout << "created HTTP API token " << config_.http.token_file.string()
-                  << " (clients send it as \"Authorization: Bearer TOKEN\")\n";
-      }
-    }
+    if (Status s = EnsureSecrets(config_); !s.ok()) return Fail(s);
     auto procs = ReadPidFile(PidFilePath(config_));
     if (!procs.ok()) return Fail(procs.status());
     for (ProcessRecord& r : *procs)
@@ -244,7 +137,7 @@ class Up {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (!st.ok()) return Fail(st.status());
-    PrintTable(config_, *st);
+    PrintStatusTable(config_, *st);
     std::cout << "logs: " << (config_.master.data_dir / "master.log").string() << " and "
               << (config_.data_root / "<computer>" / "worker.log").string() << "\n";
     if (config_.http.enabled) {
@@ -271,58 +164,14 @@ class Up {
 
 }  // namespace
 
-namespace {
-
-// Whether `address` is one of this machine's: a loopback address or one an
-// interface here has.
-bool OnThisMachine(const std::string& address) {
-  if (IsLoopbackAddress(address)) return true;
-  ifaddrs* list = nullptr;
-  if (::getifaddrs(&list) != 0) return false;
-  bool found = false;
-  for (ifaddrs* a = list; a != nullptr && !found; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    if (a->ifa_addr->sa_family == AF_INET) {
-      ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text,
-                  sizeof text);
-    } else if (a->ifa_addr->sa_family == AF_INET6) {
-      ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr, text,
-                  sizeof text);
-    }
-    found = address == text;
-  }
-  ::freeifaddrs(list);
-  return found;
-}
-
-// Every daemon `cluster up` would start here must be on this machine.
-Status CheckAllHere(const ClusterConfig& config) {
-  auto elsewhere = [](const std::string& who, const std::string& name, const std::string& addr) {
-    return InvalidArgument(fmt::format(
-        "{} is on host {} ({}), not this machine: `cluster up` starts the daemons of a config "
-        "on this machine; start the others on their hosts (docs/deploy.md)",
-        who, name, addr));
-  };
-  if (!OnThisMachine(config.master.host))
-    return elsewhere("the master", config.master.host_name, config.master.host);
-  for (const ComputerConfig& c : config.computers)
-    if (!OnThisMachine(c.host)) return elsewhere("computer " + c.name, c.host_name, c.host);
-  return Status::Ok();
-}
-
-}  // namespace
-
 int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines) {
   std::filesystem::path log;
-  std::string host, address;
+  std::string address;
   if (who == "master") {
     log = config.master.data_dir / "master.log";
-    host = config.master.host_name;
     address = config.master.host;
   } else if (const ComputerConfig* c = config.FindComputer(who)) {
     log = c->data_dir / "worker.log";
-    host = c->host_name;
     address = c->host;
   } else {
     return ReportFailure("cluster logs",
@@ -330,12 +179,7 @@ int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines) 
                                                      "(a computer's name, or master)",
                                                      who, config.name)));
   }
-  if (!OnThisMachine(address)) {
-    return ReportFailure(
-        "cluster logs",
-        InvalidArgument(fmt::format("{} is on host {} ({}): its log is {} there (docs/deploy.md)",
-                                    who, host, address, log.string())));
-  }
+  if (!OnThisMachine(address)) return RemoteLogs(config, who, lines);
   Result<std::string> text = LastLines(log, lines);
   if (!text.ok()) return ReportFailure("cluster logs", text.status());
   std::cout << ForStdout(*text);
@@ -343,12 +187,7 @@ int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines) 
 }
 
 int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
-  if (!options.netns) {
-    if (Status here = CheckAllHere(config); !here.ok()) {
-      std::cerr << "copse cluster up: " << Shown(here.message()) << "\n";
-      return 2;
-    }
-  }
+  if (!options.netns && !AllDaemonsHere(config)) return RemoteUp(config, options);
   auto state = ReadNetnsState(config);
   auto procs = ReadPidFile(PidFilePath(config));
   for (const Status& s : {state.status(), procs.status()}) {
@@ -385,6 +224,7 @@ int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
 }
 
 int ClusterDown(const ClusterConfig& config) {
+  if (!AllDaemonsHere(config)) return RemoteDown(config);
   auto procs = ReadPidFile(PidFilePath(config));
   if (!procs.ok()) {
     std::cerr << "copse cluster down: " << procs.status().ToString() << "\n";
@@ -423,6 +263,30 @@ int ClusterDown(const ClusterConfig& config) {
   return 0;
 }
 
+int ClusterHostsStatus(const ClusterConfig& config, bool json) {
+  if (!AllDaemonsHere(config)) return RemoteHostsStatus(config, json);
+  auto procs = ReadPidFile(PidFilePath(config));
+  if (!procs.ok()) return ReportFailure("cluster status", procs.status());
+  nlohmann::json doc = nlohmann::json::array();
+  for (const ProcessRecord& r : *procs) {
+    doc.push_back({{"role", r.role}, {"computer", r.computer}, {"pid", r.pid},
+                   {"running", IsRunning(r)}});
+  }
+  if (json) {
+    std::cout << DumpJson(nlohmann::json{{"cluster", config.name}, {"this_machine", doc}}, 2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("every daemon of cluster {} is on this machine; as `cluster up` "
+                           "recorded them in {}:\n",
+                           config.name, PidFilePath(config).string());
+  for (const ProcessRecord& r : *procs) {
+    std::cout << fmt::format("  {} {} pid {}: {}\n", r.role, r.computer, r.pid,
+                             IsRunning(r) ? "running" : "not running");
+  }
+  return 0;
+}
+
 int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait) {
   auto st = FetchStatus(config, MasterWait(config, master_wait));
   if (!st.ok())
@@ -431,7 +295,7 @@ int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::se
   if (json) {
     std::cout << DumpJson(StatusJson(config, *st), 2) << "\n";
   } else {
-    PrintTable(config, *st);
+    PrintStatusTable(config, *st);
   }
   return 0;
 }
@@ -445,6 +309,7 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
     UpOptions up;
     int timeout_s = 30;
     bool json = false;
+    bool hosts = false;
     std::string units_dir = ".";
     std::string logs_of;
     int lines = 50;
@@ -455,7 +320,7 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   cluster->fallthrough();
   cluster->require_subcommand(1);
   auto* up = cluster->add_subcommand(
-      "up", "start the master and every worker of the config on this machine");
+      "up", "start the master and every worker of the config (on other hosts over ssh)");
   up->add_option("--timeout", o.timeout_s, "seconds to wait for every worker to register")
       ->check(CLI::Range(1, 3600));
   up->add_flag("--netns", o.up.netns,
@@ -504,9 +369,12 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   });
   auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
   status->add_flag("--json", o.json, "print one JSON document");
+  status->add_flag("--hosts", o.hosts,
+                   "what runs on each host, asked over ssh (also when the master is down)");
   status->fallthrough();
   commands.Add(status, [&o, &g] {
-    return WithConfig(g, "", true, [&](const ClusterConfig& c) {
+    return WithConfig(g, "", !o.hosts, [&](const ClusterConfig& c) {
+      if (o.hosts) return ClusterHostsStatus(c, o.json);
       // Whether the cluster is up is answered at once, unless asked to wait.
       return ClusterStatusCommand(c, o.json,
                                   g.master_wait_given ? g.master_wait() : std::chrono::seconds(0));

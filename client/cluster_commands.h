@@ -1,5 +1,6 @@
-// `copse cluster up|down|status|logs`: run a whole cluster on this machine
-// from its config, stop it, show it, and show a daemon's log. Each returns the process exit code
+// `copse cluster up|down|status|logs`: run a whole cluster from its config
+// (on this machine, or on its hosts over ssh: client/remote_cluster.h), stop
+// it, show it, and show a daemon's log. Each returns the process exit code
 // (docs/design.md §12: 0 ok, 1 failed, 2 bad usage or input) after printing what happened.
 #pragma once
 
@@ -21,6 +22,8 @@ int ClusterDown(const ClusterConfig& config);
 int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait);
 // The last `lines` lines of the log of `who` (a computer, or "master"),
 // escaped as docs/cli.md says for a terminal.
+// What runs on each host (over ssh when the config has other hosts).
+int ClusterHostsStatus(const ClusterConfig& config, bool json);
 int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines);
 
 }  // namespace copse::client

@@ -1,0 +1,604 @@
+#include "client/remote_cluster.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "client/cluster_view.h"
+#include "client/host_probe.h"
+#include "client/ssh.h"
+#include "client/terminal.h"
+#include "common/json.h"
+#include "common/process.h"
+#include "common/sha256.h"
+
+namespace copse::client {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr seconds kProbeDeadline{30};
+constexpr seconds kCommandDeadline{30};
+constexpr std::chrono::minutes kShipDeadline{15};
+constexpr seconds kStopGrace{10};
+// Hosts reached at once.
+constexpr size_t kParallelHosts = 32;
+
+// Runs fn(i) for i in [0, n), up to kParallelHosts at a time.
+template <typename F>
+void ForEachHost(size_t n, F fn) {
+  for (size_t first = 0; first < n; first += kParallelHosts) {
+    std::vector<std::thread> threads;
+    for (size_t i = first; i < std::min(n, first + kParallelHosts); ++i)
+      threads.emplace_back([&fn, i] { fn(i); });
+    for (std::thread& t : threads) t.join();
+  }
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::filesystem::path RemoteConfigPath(const ClusterConfig& c) {
+  return c.deploy.install_dir / "etc" / "cluster.toml";
+}
+
+std::filesystem::path DaemonExe(const ClusterConfig& remote, const std::string& role) {
+  return remote.deploy.install_dir / "bin" / ("copse-" + role);
+}
+
+// The config as the hosts read it: the same text at INSTALL_DIR/etc.
+Result<ClusterConfig> RemoteView(const ClusterConfig& config) {
+  std::ifstream in(config.source, std::ios::binary);
+  if (!in) return IoError(fmt::format("{}: cannot read", config.source.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseClusterConfig(text.str(), RemoteConfigPath(config));
+}
+
+// The install this `copse` runs from: <prefix>/bin/copse.
+Result<std::filesystem::path> InstallPrefix() {
+  const std::filesystem::path bin = ExecutableDir();
+  const std::filesystem::path prefix = bin.parent_path();
+  std::error_code ec;
+  if (bin.filename() != "bin" || !std::filesystem::exists(bin / "copse-master", ec) ||
+      !std::filesystem::exists(bin / "copse-worker", ec) ||
+      !std::filesystem::is_directory(prefix / "lib" / "copse" / "apps", ec)) {
+    return FailedPrecondition(fmt::format(
+        "this copse runs from {}, not from an install, and a cluster on other hosts gets the "
+        "install `copse` runs from: `cmake --install build/release --prefix DIR`, then run "
+        "DIR/bin/copse (docs/deploy.md)",
+        bin.string()));
+  }
+  return prefix;
+}
+
+// The build id of an install: a digest of every file (and link) under its
+// bin/ and lib/, with their paths.
+Result<std::string> BuildId(const std::filesystem::path& prefix) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const char* top : {"bin", "lib"}) {
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(prefix / top, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      const std::filesystem::path rel = it->path().lexically_relative(prefix);
+      if (it->is_symlink()) {
+        entries.emplace_back(rel.string(), "-> " + std::filesystem::read_symlink(it->path()).string());
+      } else if (it->is_regular_file()) {
+        COPSE_ASSIGN_OR_RETURN(std::string digest, Sha256OfFile(it->path()));
+        entries.emplace_back(rel.string(), digest);
+      }
+    }
+    if (ec) return IoError(fmt::format("{}: {}", (prefix / top).string(), ec.message()));
+  }
+  std::sort(entries.begin(), entries.end());
+  Sha256 all;
+  for (const auto& [path, digest] : entries) all.Update(path + "\t" + digest + "\n");
+  return all.HexDigest();
+}
+
+struct Probed {
+  std::optional<HostProbe> probe;
+  std::string error;  // why there is no probe
+  int64_t local_ns = 0;
+};
+
+Probed ProbeHost(const ClusterConfig& remote, const HostPlan& h) {
+  std::vector<std::string> argv = {"sh", "-c", ProbeScript(), "copse-probe",
+                                   remote.deploy.install_dir.string()};
+  for (const auto& d : h.dirs)
+    if (d != remote.deploy.install_dir) argv.push_back(d.string());
+  Probed p;
+  const int64_t t0 = NowNs();
+  auto r = RunRemote(remote.deploy, h.name, argv, kProbeDeadline);
+  p.local_ns = t0 + (NowNs() - t0) / 2;
+  if (!r.ok()) {
+    p.error = r.status().ToString();
+  } else if (r->exit_code != 0) {
+    p.error = SshError(*r);
+  } else if (auto parsed = ParseProbe(r->out); !parsed.ok()) {
+    p.error = "the host's answer is not the probe's output: " + parsed.status().message();
+  } else {
+    p.probe = std::move(*parsed);
+  }
+  return p;
+}
+
+std::vector<Probed> ProbeAll(const ClusterConfig& remote, const std::vector<HostPlan>& hosts) {
+  std::vector<Probed> out(hosts.size());
+  ForEachHost(hosts.size(), [&](size_t i) { out[i] = ProbeHost(remote, hosts[i]); });
+  return out;
+}
+
+std::string HostLabel(const HostPlan& h) {
+  return h.name == h.address ? h.name : fmt::format("{} ({})", h.name, h.address);
+}
+
+std::string Daemons(const HostPlan& h) {
+  std::vector<std::string> names;
+  if (h.master) names.push_back("master");
+  names.insert(names.end(), h.computers.begin(), h.computers.end());
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
+// Prints the preflight table and every failure; true when none failed.
+bool PrintPreflight(const std::vector<PreflightRow>& rows) {
+  std::cout << fmt::format("{:<24} {:<4} {:<18} {:>7} {:>12}  {}\n", "HOST", "SSH", "SYSTEM",
+                           "CLOCK", "SPACE", "COPSE");
+  int failures = 0;
+  for (const PreflightRow& r : rows) {
+    std::cout << fmt::format("{:<24} {:<4} {:<18} {:>7} {:>12}  {}\n", Shown(r.host),
+                             r.reachable ? "ok" : "FAIL", Shown(r.system), r.clock, r.space,
+                             Shown(r.copse));
+    failures += static_cast<int>(r.failures.size());
+  }
+  for (const PreflightRow& r : rows) {
+    for (const std::string& f : r.failures) std::cout << "  FAIL " << Shown(r.host) << ": " << Shown(f) << "\n";
+    for (const std::string& n : r.notes) std::cout << "  note " << Shown(r.host) << ": " << Shown(n) << "\n";
+  }
+  return failures == 0;
+}
+
+Status WriteText(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return IoError(fmt::format("{}: cannot write", path.string()));
+  return Status::Ok();
+}
+
+Status RemoteOk(const Result<RemoteResult>& r, const std::string& what) {
+  if (!r.ok()) return r.status().WithContext(what);
+  if (r->exit_code != 0) return Status(StatusCode::kUnavailable, what + ": " + SshError(*r));
+  return Status::Ok();
+}
+
+// Gives `h` the install (when `binaries`), the config, the build id and the
+// secrets. `stage` holds etc/cluster.toml and share/copse/build-id.
+Status Ship(const ClusterConfig& config, const ClusterConfig& remote, const HostPlan& h,
+            const std::filesystem::path& prefix, const std::filesystem::path& stage,
+            bool binaries) {
+  const DeployConfig& d = remote.deploy;
+  std::vector<std::string> mkdir = {"mkdir", "-p", (d.install_dir / "etc").string(),
+                                    (d.install_dir / "share" / "copse").string(),
+                                    remote.secret_file.parent_path().string()};
+  if (remote.http.enabled && !remote.http.token_file.empty())
+    mkdir.push_back(remote.http.token_file.parent_path().string());
+  for (const auto& dir : h.dirs) mkdir.push_back(dir.string());
+  COPSE_RETURN_IF_ERROR(RemoteOk(RunRemote(d, h.name, mkdir, kCommandDeadline), "mkdir"));
+  if (binaries) {
+    COPSE_RETURN_IF_ERROR(RemoteOk(
+        RsyncTo(d, h.name,
+                {(prefix / "bin").string(), (prefix / "lib").string(), (prefix / "share").string()},
+                d.install_dir, {}, kShipDeadline),
+        "rsync of the install"));
+  }
+  COPSE_RETURN_IF_ERROR(RemoteOk(
+      RsyncTo(d, h.name, {(stage / "etc").string(), (stage / "share").string()}, d.install_dir, {},
+              kShipDeadline),
+      "rsync of the config"));
+  auto secret = [&](const std::filesystem::path& here, const std::filesystem::path& there,
+                    const std::string& what) -> Status {
+    if (here.filename() != there.filename()) {
+      return Internal(fmt::format("{} is {} here and {} on the hosts", what, here.string(),
+                                  there.string()));
+    }
+    return RemoteOk(RsyncTo(d, h.name, {here.string()}, there.parent_path(),
+                            {"--chmod=F600"}, kShipDeadline),
+                    "rsync of the " + what);
+  };
+  COPSE_RETURN_IF_ERROR(secret(config.secret_file, remote.secret_file, "secret"));
+  if (remote.http.enabled && !remote.http.token_file.empty())
+    COPSE_RETURN_IF_ERROR(secret(config.http.token_file, remote.http.token_file, "HTTP token"));
+  return Status::Ok();
+}
+
+// Starts a daemon in the background on `h`; returns its pid.
+Result<int> StartDaemon(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
+                        const std::string& computer) {
+  static const std::string script = R"sh(d=$1; name=$2; shift 2
+mkdir -p "$d" || exit 1
+cd / || exit 1
+setsid "$@" </dev/null >>"$d/$name.stderr" 2>&1 &
+echo $!
+)sh";
+  const std::filesystem::path data =
+      role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
+  std::vector<std::string> argv = {"sh",
+                                   "-c",
+                                   script,
+                                   "copse-start",
+                                   data.string(),
+                                   role,
+                                   DaemonExe(remote, role).string(),
+                                   "--config",
+                                   RemoteConfigPath(remote).string(),
+                                   "--quiet"};
+  if (!computer.empty()) argv.insert(argv.end(), {"--computer", computer});
+  auto r = RunRemote(remote.deploy, h.name, argv, kCommandDeadline);
+  COPSE_RETURN_IF_ERROR(RemoteOk(r, "start of " + (computer.empty() ? role : computer)));
+  std::string out = r->out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.empty() || out.size() > 9 || !std::all_of(out.begin(), out.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return Internal(fmt::format("start of {}: the host answered \"{}\", not a pid", role, Shown(out)));
+  return std::stoi(out);
+}
+
+// The last lines of a daemon's output and log on its host, indented.
+std::string RemoteTail(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
+                       const std::string& computer, int lines) {
+  const std::filesystem::path data =
+      role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
+  auto r = RunRemote(remote.deploy, h.name,
+                     {"tail", "-n", std::to_string(lines), (data / (role + ".stderr")).string(),
+                      (data / (role + ".log")).string()},
+                     kCommandDeadline);
+  if (!r.ok()) return "    (" + r.status().ToString() + ")\n";
+  std::string out;
+  std::istringstream in(r->out + r->err);
+  for (std::string line; std::getline(in, line);) out += "    " + ForStdout(line) + "\n";
+  return out;
+}
+
+const HostPlan* HostOf(const std::vector<HostPlan>& hosts, const std::string& computer) {
+  for (const HostPlan& h : hosts) {
+    if (computer.empty() ? h.master
+                         : std::find(h.computers.begin(), h.computers.end(), computer) !=
+                               h.computers.end())
+      return &h;
+  }
+  return nullptr;
+}
+
+struct Stopped {
+  std::vector<std::string> stopped;  // "worker r0-c00 (pid 12)"
+  std::vector<std::string> killed;   // the same, for those SIGKILL ended
+  std::string error;
+};
+
+std::string DaemonName(const RunningDaemon& d) {
+  return d.role == "master" ? fmt::format("master (pid {})", d.pid)
+                            : fmt::format("worker {} (pid {})", d.computer, d.pid);
+}
+
+// Stops this cluster's daemons of `role` on every host: SIGTERM, then
+// SIGKILL for those still there after the grace.
+void StopRole(const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
+              const std::string& role, std::vector<Stopped>& out) {
+  ForEachHost(hosts.size(), [&](size_t i) {
+    const HostPlan& h = hosts[i];
+    Stopped& s = out[i];
+    Probed p = ProbeHost(remote, h);
+    if (!p.probe) {
+      s.error = p.error;
+      return;
+    }
+    std::vector<RunningDaemon> targets;
+    for (RunningDaemon& d : OurDaemons(*p.probe, remote.deploy.install_dir))
+      if (d.role == role) targets.push_back(std::move(d));
+    if (targets.empty()) return;
+    auto kill = [&](const std::string& signal, const std::vector<RunningDaemon>& ds) {
+      std::vector<std::string> argv = {"kill", "-s", signal};
+      for (const RunningDaemon& d : ds) argv.push_back(std::to_string(d.pid));
+      (void)RunRemote(remote.deploy, h.name, argv, kCommandDeadline);
+    };
+    kill("TERM", targets);
+    auto deadline = std::chrono::steady_clock::now() + kStopGrace;
+    std::vector<RunningDaemon> left = targets;
+    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(300));
+      Probed again = ProbeHost(remote, h);
+      if (!again.probe) continue;
+      std::vector<RunningDaemon> now = OurDaemons(*again.probe, remote.deploy.install_dir);
+      std::erase_if(left, [&](const RunningDaemon& d) {
+        return std::none_of(now.begin(), now.end(),
+                            [&](const RunningDaemon& n) { return n.pid == d.pid; });
+      });
+    }
+    if (!left.empty()) kill("KILL", left);
+    for (const RunningDaemon& d : targets) s.stopped.push_back(DaemonName(d));
+    for (const RunningDaemon& d : left) s.killed.push_back(DaemonName(d));
+  });
+}
+
+}  // namespace
+
+int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
+  auto fail = [](const Status& s) { return ReportFailure("cluster up", s); };
+  if (options.netns) {
+    return ReportFailure("cluster up", InvalidArgument("--netns emulates hosts on this machine; "
+                                                       "this config's hosts are other machines"));
+  }
+  auto prefix = InstallPrefix();
+  if (!prefix.ok()) return fail(prefix.status());
+  auto remote = RemoteView(config);
+  if (!remote.ok()) return fail(remote.status());
+  if (Status s = EnsureSecrets(config); !s.ok()) return fail(s);
+  auto build = BuildId(*prefix);
+  if (!build.ok()) return fail(build.status());
+  const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  std::cout << fmt::format("cluster {}: {} hosts over ssh; install {} (build {})\n", config.name,
+                           hosts.size(), prefix->string(), build->substr(0, 12));
+
+  // 1. Preflight, every host at once; nothing changes anywhere unless all pass.
+  std::vector<Probed> probes = ProbeAll(*remote, hosts);
+  std::vector<PreflightRow> rows;
+  const LocalFacts base{LocalOs(), LocalArch(), *build, 0};
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    LocalFacts local = base;
+    local.clock_ns = probes[i].local_ns;
+    rows.push_back(EvaluatePreflight(*remote, hosts[i],
+                                     probes[i].probe ? &*probes[i].probe : nullptr,
+                                     probes[i].error, local));
+  }
+  if (!PrintPreflight(rows)) {
+    std::cerr << "copse cluster up: preflight failed; nothing was changed on any host. Fix the "
+                 "failures above and run it again (docs/deploy.md, \"Preflight\")\n";
+    return 1;
+  }
+  std::vector<std::vector<RunningDaemon>> running(hosts.size());
+  size_t missing = 0;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    running[i] = OurDaemons(*probes[i].probe, remote->deploy.install_dir);
+    missing += (hosts[i].master ? 1 : 0) + hosts[i].computers.size() - running[i].size();
+  }
+  auto runs = [&](size_t i, const std::string& role, const std::string& computer) {
+    for (const RunningDaemon& d : running[i])
+      if (d.role == role && d.computer == computer) return true;
+    return false;
+  };
+
+  // 2. Ship: the install where another build (or none) is, the config and
+  // the secrets everywhere.
+  const std::filesystem::path stage = config.data_root / "deploy-stage";
+  std::ifstream source(config.source, std::ios::binary);
+  std::stringstream text;
+  text << source.rdbuf();
+  for (const Status& s : {WriteText(stage / "etc" / "cluster.toml", text.str()),
+                          WriteText(stage / "share" / "copse" / "build-id", *build + "\n")}) {
+    if (!s.ok()) return fail(s);
+  }
+  std::vector<Status> shipped(hosts.size());
+  int installs = 0;
+  for (const Probed& p : probes) installs += p.probe->installed_build != *build;
+  ForEachHost(hosts.size(), [&](size_t i) {
+    shipped[i] = Ship(config, *remote, hosts[i], *prefix, stage,
+                      probes[i].probe->installed_build != *build);
+  });
+  bool ship_failed = false;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!shipped[i].ok()) {
+      std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": "
+                << Shown(shipped[i].ToString()) << "\n";
+      ship_failed = true;
+    }
+  }
+  if (ship_failed) return 1;
+  std::cout << fmt::format("shipped: the install to {} of {} hosts (the others had it), the "
+                           "config and the secret to all\n",
+                           installs, hosts.size());
+  if (missing == 0) {
+    std::cout << fmt::format("cluster {} already runs: every daemon is up; nothing started\n",
+                             config.name);
+  }
+
+  // 3. Start the master, then every missing worker, host by host at once.
+  const HostPlan* master_host = HostOf(hosts, "");
+  const size_t mi = static_cast<size_t>(master_host - hosts.data());
+  if (!runs(mi, "master", "")) {
+    auto pid = StartDaemon(*remote, *master_host, "master", "");
+    if (!pid.ok()) return fail(pid.status());
+    std::cout << fmt::format("started master on {} (pid {})\n", Shown(HostLabel(*master_host)),
+                             *pid);
+  } else {
+    std::cout << fmt::format("master already runs on {}\n", Shown(HostLabel(*master_host)));
+  }
+  auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  Result<ClusterStatus> st = FetchStatus(config);
+  while (!st.ok() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(200));
+    st = FetchStatus(config);
+  }
+  if (!st.ok()) {
+    std::cerr << "copse cluster up: the master on " << Shown(HostLabel(*master_host))
+              << " did not answer: " << Shown(st.status().ToString()) << "; the end of its log:\n"
+              << RemoteTail(*remote, *master_host, "master", "", 10);
+    return 1;
+  }
+  std::vector<std::vector<std::string>> started(hosts.size());
+  std::vector<std::string> errors(hosts.size());
+  ForEachHost(hosts.size(), [&](size_t i) {
+    for (const std::string& c : hosts[i].computers) {
+      if (runs(i, "worker", c)) continue;
+      auto pid = StartDaemon(*remote, hosts[i], "worker", c);
+      if (!pid.ok()) {
+        errors[i] = pid.status().ToString();
+        return;
+      }
+      started[i].push_back(fmt::format("{} (pid {})", c, *pid));
+    }
+  });
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!started[i].empty()) {
+      std::cout << fmt::format("started on {}: {}\n", Shown(HostLabel(hosts[i])),
+                               fmt::join(started[i], ", "));
+    }
+    if (!errors[i].empty()) {
+      std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": " << Shown(errors[i])
+                << "\n";
+    }
+  }
+
+  // 4. Wait until every worker has registered.
+  const int want = static_cast<int>(config.computers.size());
+  while (std::chrono::steady_clock::now() < deadline) {
+    st = FetchStatus(config);
+    if (st.ok() && st->LiveCount() == want) break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  if (!st.ok()) return fail(st.status());
+  PrintStatusTable(config, *st);
+  if (config.http.enabled) {
+    std::cout << "dashboard and API: http://" << config.http.host << ":" << config.http.port
+              << "/ (docs/api.md)\n";
+  }
+  if (st->LiveCount() != want) {
+    for (const ComputerStatus& c : st->computers) {
+      if (c.state == "live") continue;
+      const HostPlan* h = HostOf(hosts, c.name);
+      std::cerr << fmt::format("copse cluster up: computer {} on {} did not register within {}s; "
+                               "the end of its output and log there:\n",
+                               c.name, Shown(HostLabel(*h)), options.timeout.count())
+                << RemoteTail(*remote, *h, "worker", c.name, 10);
+    }
+    return 1;
+  }
+  std::cout << "stop it with: copse cluster down --config " << config.source.string() << "\n";
+  return 0;
+}
+
+int RemoteDown(const ClusterConfig& config) {
+  auto remote = RemoteView(config);
+  if (!remote.ok()) return ReportFailure("cluster down", remote.status());
+  const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  // Workers first, so the master does not log a wave of deaths for nothing.
+  std::vector<Stopped> workers(hosts.size()), masters(hosts.size());
+  StopRole(*remote, hosts, "worker", workers);
+  StopRole(*remote, hosts, "master", masters);
+  std::cout << fmt::format("{:<24} {}\n", "HOST", "STOPPED");
+  int stopped = 0;
+  bool failed = false;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    std::vector<std::string> all = workers[i].stopped;
+    all.insert(all.end(), masters[i].stopped.begin(), masters[i].stopped.end());
+    std::vector<std::string> killed = workers[i].killed;
+    killed.insert(killed.end(), masters[i].killed.begin(), masters[i].killed.end());
+    stopped += static_cast<int>(all.size());
+    std::string what = all.empty() ? "nothing ran" : fmt::format("{}", fmt::join(all, ", "));
+    if (!killed.empty()) what += fmt::format("; needed SIGKILL: {}", fmt::join(killed, ", "));
+    const std::string& error = workers[i].error.empty() ? masters[i].error : workers[i].error;
+    if (!error.empty()) {
+      what = "UNREACHABLE: " + error;
+      failed = true;
+    }
+    std::cout << fmt::format("{:<24} {}\n", Shown(HostLabel(hosts[i])), Shown(what));
+  }
+  std::cout << fmt::format("stopped {} daemon(s) of cluster {}; data directories kept on the hosts\n",
+                           stopped, config.name);
+  if (failed) {
+    std::cerr << "copse cluster down: some hosts could not be reached; their daemons may still "
+                 "run (run it again, or `copse cluster status --hosts`)\n";
+    return 1;
+  }
+  return 0;
+}
+
+int RemoteHostsStatus(const ClusterConfig& config, bool json) {
+  auto remote = RemoteView(config);
+  if (!remote.ok()) return ReportFailure("cluster status", remote.status());
+  const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  std::vector<Probed> probes = ProbeAll(*remote, hosts);
+  std::string build;
+  if (auto prefix = InstallPrefix(); prefix.ok()) {
+    if (auto id = BuildId(*prefix); id.ok()) build = *id;
+  }
+  nlohmann::json doc = nlohmann::json::array();
+  bool all = true;
+  if (!json) {
+    std::cout << fmt::format("{:<24} {:<4} {:<30} {:<34} {}\n", "HOST", "SSH", "SHOULD RUN",
+                             "RUNNING", "BUILD");
+  }
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const HostPlan& h = hosts[i];
+    nlohmann::json row = {{"host", h.name}, {"address", h.address}, {"reachable", false}};
+    nlohmann::json should = nlohmann::json::array();
+    if (h.master) should.push_back("master");
+    for (const std::string& c : h.computers) should.push_back(c);
+    row["should_run"] = should;
+    std::vector<std::string> cells;
+    std::string build_cell = "-";
+    if (probes[i].probe) {
+      row["reachable"] = true;
+      nlohmann::json run = nlohmann::json::array();
+      std::vector<RunningDaemon> ours = OurDaemons(*probes[i].probe, remote->deploy.install_dir);
+      for (const RunningDaemon& d : ours) {
+        run.push_back({{"role", d.role}, {"computer", d.computer}, {"pid", d.pid},
+                       {"replaced", d.replaced}});
+        cells.push_back(fmt::format("{} {}", d.role == "master" ? "master" : d.computer, d.pid));
+      }
+      all = all && ours.size() == should.size();
+      row["running"] = run;
+      const std::string& b = probes[i].probe->installed_build;
+      row["build"] = b;
+      build_cell = b.empty() ? "none" : b == build ? "this build" : b.substr(0, 12);
+    } else {
+      row["error"] = probes[i].error;
+      all = false;
+    }
+    doc.push_back(row);
+    if (!json) {
+      std::cout << fmt::format(
+          "{:<24} {:<4} {:<30} {:<34} {}\n", Shown(HostLabel(h)), probes[i].probe ? "ok" : "FAIL",
+          Shown(Daemons(h)),
+          probes[i].probe ? (cells.empty() ? "nothing" : fmt::format("{}", fmt::join(cells, ",")))
+                          : Shown(probes[i].error),
+          build_cell);
+    }
+  }
+  if (json) std::cout << DumpJson(nlohmann::json{{"cluster", config.name}, {"hosts", doc}}, 2) << "\n";
+  return all ? 0 : 1;
+}
+
+int RemoteLogs(const ClusterConfig& config, const std::string& who, int lines) {
+  auto remote = RemoteView(config);
+  if (!remote.ok()) return ReportFailure("cluster logs", remote.status());
+  const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  const HostPlan* h = HostOf(hosts, who == "master" ? "" : who);
+  if (h == nullptr) {
+    return ReportFailure("cluster logs",
+                         InvalidArgument(fmt::format("no computer '{}' in the config", who)));
+  }
+  auto r = RunRemote(remote->deploy, h->name,
+                     {(remote->deploy.install_dir / "bin" / "copse").string(), "cluster", "logs",
+                      who, "--config", RemoteConfigPath(*remote).string(), "--lines",
+                      std::to_string(lines)},
+                     kCommandDeadline);
+  if (Status s = RemoteOk(r, HostLabel(*h)); !s.ok()) return ReportFailure("cluster logs", s);
+  std::cout << ForStdout(r->out);
+  return 0;
+}
+
+}  // namespace copse::client

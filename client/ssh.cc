@@ -1,0 +1,109 @@
+#include "client/ssh.h"
+
+#include <fmt/format.h>
+
+namespace copse::client {
+namespace {
+
+constexpr const char* kSsh = "/usr/bin/ssh";
+constexpr const char* kRsync = "/usr/bin/rsync";
+
+Result<RemoteResult> Run(const std::string& program, std::vector<std::string> args,
+                         std::chrono::milliseconds deadline) {
+  SpawnOptions o;
+  o.program = program;
+  o.args = std::move(args);
+  o.new_session = true;  // a deadline kills ssh with whatever it started here
+  COPSE_ASSIGN_OR_RETURN(ProcessResult p, RunProcess(std::move(o), deadline, 4u << 20));
+  RemoteResult r;
+  r.exit_code = p.status.known && p.status.signal == 0 ? p.status.code : -1;
+  r.out = std::move(p.out);
+  r.err = std::move(p.err);
+  r.timed_out = p.timed_out;
+  return r;
+}
+
+}  // namespace
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string ShellCommand(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    out += ShellQuote(a);
+  }
+  return out;
+}
+
+std::string SshDestination(const DeployConfig& deploy, const std::string& host) {
+  return deploy.ssh_user.empty() ? host : deploy.ssh_user + "@" + host;
+}
+
+std::vector<std::string> SshOptions(const DeployConfig& deploy,
+                                    std::chrono::seconds connect_timeout) {
+  std::vector<std::string> args = {"-o", "BatchMode=yes", "-o",
+                                   fmt::format("ConnectTimeout={}", connect_timeout.count()),
+                                   "-p", std::to_string(deploy.ssh_port)};
+  args.insert(args.end(), deploy.ssh_options.begin(), deploy.ssh_options.end());
+  return args;
+}
+
+Result<RemoteResult> RunRemote(const DeployConfig& deploy, const std::string& host,
+                               const std::vector<std::string>& argv,
+                               std::chrono::milliseconds deadline) {
+  std::vector<std::string> args = SshOptions(
+      deploy, std::chrono::seconds(std::max<int64_t>(
+                  1, std::chrono::duration_cast<std::chrono::seconds>(deadline).count())));
+  // ssh joins the words after the destination with spaces for the remote
+  // shell: one word, already quoted.
+  args.push_back("--");
+  args.push_back(SshDestination(deploy, host));
+  args.push_back(ShellCommand(argv));
+  return Run(kSsh, std::move(args), deadline);
+}
+
+Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host,
+                             const std::vector<std::string>& sources,
+                             const std::filesystem::path& target_dir,
+                             const std::vector<std::string>& extra,
+                             std::chrono::milliseconds deadline) {
+  // rsync splits -e at spaces and honours quotes: each ssh word quoted.
+  std::vector<std::string> ssh = {kSsh};
+  for (std::string& a : SshOptions(deploy, std::chrono::seconds(10))) ssh.push_back(std::move(a));
+  std::vector<std::string> args = {"--archive", "--checksum", "-e", ShellCommand(ssh)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("--");
+  args.insert(args.end(), sources.begin(), sources.end());
+  // rsync (3.2.4 and later) protects the remote path from the remote shell
+  // itself; install_dir is validated to plain characters anyway.
+  args.push_back(SshDestination(deploy, host) + ":" + target_dir.string() + "/");
+  return Run(kRsync, std::move(args), deadline);
+}
+
+std::string SshError(const RemoteResult& r) {
+  if (r.timed_out) return "timed out";
+  std::string last;
+  size_t start = 0;
+  while (start < r.err.size()) {
+    size_t end = r.err.find('\n', start);
+    if (end == std::string::npos) end = r.err.size();
+    std::string line = r.err.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) last = line;
+    start = end + 1;
+  }
+  return last.empty() ? fmt::format("exit code {}", r.exit_code) : last;
+}
+
+}  // namespace copse::client
