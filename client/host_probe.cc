@@ -219,14 +219,19 @@ PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan
         "like the hosts",
         probe->os, probe->arch, local.os, local.arch));
   }
-  const double offset = static_cast<double>(probe->clock_ns - local.clock_ns) / 1e9;
+  // The host read its clock between sent and answered: outside that
+  // interval by at least this much.
+  const int64_t off_ns = probe->clock_ns < local.sent_ns       ? probe->clock_ns - local.sent_ns
+                         : probe->clock_ns > local.answered_ns ? probe->clock_ns - local.answered_ns
+                                                               : 0;
+  const double offset = static_cast<double>(off_ns) / 1e9;
   row.clock = fmt::format("{:+.2f}s", offset);
   const double bound = std::chrono::duration<double>(d.max_clock_offset).count();
   if (std::abs(offset) > bound) {
     row.failures.push_back(fmt::format(
-        "clock: {:+.2f}s from this machine's (more than max_clock_offset_ms = {:.0f}): "
+        "clock: at least {:.2f}s {} this machine's (more than max_clock_offset_ms = {:.0f}): "
         "synchronise the clocks (chrony or systemd-timesyncd on every host)",
-        offset, bound * 1000));
+        std::abs(offset), offset > 0 ? "ahead of" : "behind", bound * 1000));
   }
   if (!probe->has_rsync) {
     row.failures.push_back("rsync: not installed on the host: install it (apt-get install rsync)");

@@ -94,7 +94,9 @@ std::vector<RunningDaemon> OurDaemons(const HostProbe& probe, const std::filesys
 struct LocalFacts {
   std::string os, arch;
   std::string build;  // the install's build id
-  int64_t clock_ns = 0;  // the midpoint of the probe's round trip
+  // This machine's clock when the probe was sent and when its answer came:
+  // the host's clock, read in between, is compared with the interval.
+  int64_t sent_ns = 0, answered_ns = 0;
 };
 
 // One host's preflight: a cell per check for the table, and every failure
@@ -103,7 +105,7 @@ struct PreflightRow {
   std::string host;
   bool reachable = false;
   std::string system;  // "debian 12 x86_64"
-  std::string clock;   // "+0.03s"
+  std::string clock;   // "+0.00s": the least offset the host's clock can have from this machine's
   std::string space;   // the least free space among its directories
   std::string copse;   // "none", "this build", "other build", "running"
   std::vector<std::string> failures;  // each "what: fix"

@@ -199,7 +199,7 @@ TEST(PreflightTest, HostsAreGroupedWithTheirDaemonsAndPorts) {
 TEST(PreflightTest, EveryFailureIsListedWithItsFix) {
   ClusterConfig config = TwoHostConfig();
   std::vector<HostPlan> hosts = PlanHosts(config);
-  LocalFacts local{"debian 12", "x86_64", "abc123", 1000000000000};
+  LocalFacts local{"debian 12", "x86_64", "abc123", 999000000000, 1000000000000};
 
   PreflightRow ok = EvaluatePreflight(config, hosts[0], nullptr, "Connection refused", local);
   ASSERT_EQ(ok.failures.size(), 1u);
@@ -212,6 +212,7 @@ TEST(PreflightTest, EveryFailureIsListedWithItsFix) {
   ASSERT_EQ(row.failures.size(), 1u) << row.failures[0];
   EXPECT_NE(row.failures[0].find("8001 (computer a's control_port)"), std::string::npos);
   EXPECT_EQ(row.copse, "this build");
+  EXPECT_EQ(row.clock, "+0.00s");  // read while the probe was under way
 
   // Many at once: another system, a clock 5 s ahead, no rsync, a read-only
   // directory; all listed.
@@ -221,14 +222,14 @@ TEST(PreflightTest, EveryFailureIsListedWithItsFix) {
   ASSERT_TRUE(bad.ok());
   PreflightRow many = EvaluatePreflight(config, hosts[1], &*bad, "", local);
   EXPECT_EQ(many.failures.size(), 4u);
-  EXPECT_EQ(many.clock, "+5.00s");
+  EXPECT_EQ(many.clock, "+5.00s");  // read after the answer came: at least 5 s ahead
   EXPECT_EQ(many.notes.size(), 1u);  // build 999 would be replaced
 }
 
 TEST(PreflightTest, ARunningDaemonHoldsItsOwnPortsButAnOldBuildFails) {
   ClusterConfig config = TwoHostConfig();
   std::vector<HostPlan> hosts = PlanHosts(config);
-  LocalFacts local{"debian 12", "x86_64", "abc123", 1000000000000};
+  LocalFacts local{"debian 12", "x86_64", "abc123", 999000000000, 1000000000000};
   const std::string worker_a =
       "proc 20 /opt/copse/bin/copse-worker\036w\037--config\037/opt/copse/etc/cluster.toml\037--"
       "computer\037a\n";

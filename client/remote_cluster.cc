@@ -111,7 +111,7 @@ Result<std::string> BuildId(const std::filesystem::path& prefix) {
 struct Probed {
   std::optional<HostProbe> probe;
   std::string error;  // why there is no probe
-  int64_t local_ns = 0;
+  int64_t sent_ns = 0, answered_ns = 0;
 };
 
 Probed ProbeHost(const ClusterConfig& remote, const HostPlan& h) {
@@ -120,9 +120,9 @@ Probed ProbeHost(const ClusterConfig& remote, const HostPlan& h) {
   for (const auto& d : h.dirs)
     if (d != remote.deploy.install_dir) argv.push_back(d.string());
   Probed p;
-  const int64_t t0 = NowNs();
+  p.sent_ns = NowNs();
   auto r = RunRemote(remote.deploy, h.name, argv, kProbeDeadline);
-  p.local_ns = t0 + (NowNs() - t0) / 2;
+  p.answered_ns = NowNs();
   if (!r.ok()) {
     p.error = r.status().ToString();
   } else if (r->exit_code != 0) {
@@ -356,10 +356,11 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   // 1. Preflight, every host at once; nothing changes anywhere unless all pass.
   std::vector<Probed> probes = ProbeAll(*remote, hosts);
   std::vector<PreflightRow> rows;
-  const LocalFacts base{LocalOs(), LocalArch(), *build, 0};
+  const LocalFacts base{LocalOs(), LocalArch(), *build};
   for (size_t i = 0; i < hosts.size(); ++i) {
     LocalFacts local = base;
-    local.clock_ns = probes[i].local_ns;
+    local.sent_ns = probes[i].sent_ns;
+    local.answered_ns = probes[i].answered_ns;
     rows.push_back(EvaluatePreflight(*remote, hosts[i],
                                      probes[i].probe ? &*probes[i].probe : nullptr,
                                      probes[i].error, local));

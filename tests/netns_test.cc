@@ -35,55 +35,6 @@ using std::chrono::seconds;
 constexpr double kUplinkGbps = 0.1;
 constexpr double kComputerLinkGbps = 1.0;
 
-bool ToolExists(const std::string& name) {
-  for (const char* dir : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
-    if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return true;
-  }
-  return false;
-}
-
-// Runs a shell command; returns its exit code and combined output.
-std::pair<int, std::string> Shell(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-// Why this machine cannot run the test, or "" when it can.
-std::string MissingCapability() {
-  if (::geteuid() != 0) return "needs root (network namespaces, bridges, tc)";
-  if (!ToolExists("ip")) return "needs the iproute2 tool `ip`";
-  if (!ToolExists("tc")) return "needs the iproute2 tool `tc`";
-  if (Shell("unshare -n true").first != 0) return "`unshare -n` fails: no network namespaces here";
-  // What `up --netns` uses, tried in a throw-away namespace: bridges, veth
-  // pairs, tbf, and named namespaces under /run/netns.
-  auto [rc, out] = Shell(
-      "unshare -n sh -c 'ip link add b0 type bridge && ip link add v0 type veth peer name v1 && "
-      "ip link set v0 master b0 && tc qdisc add dev v0 root tbf rate 1mbit burst 32k latency "
-      "50ms'");
-  if (rc != 0) return "no bridge, veth or tbf support here: " + out;
-  std::string probe = "copse-probe-" + std::to_string(::getpid());
-  auto [add_rc, add_out] = Shell("ip netns add " + probe);
-  Shell("ip netns del " + probe);
-  if (add_rc != 0) return "`ip netns add` fails here: " + add_out;
-  return "";
-}
-
-std::vector<std::string> NamespacesWithPrefix(const std::string& prefix) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/run/netns", ec)) {
-    std::string name = e.path().filename().string();
-    if (!prefix.empty() && name.rfind(prefix, 0) == 0) out.push_back(name);
-  }
-  return out;
-}
-
 // Moves the calling thread into a named network namespace.
 bool EnterNamespace(const std::string& ns) {
   int fd = ::open(("/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
@@ -196,7 +147,7 @@ Transfer MeasureTcp(const std::string& from_ns, const std::string& to_ns,
 class NetnsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string missing = MissingCapability();
+    std::string missing = MissingNetnsCapability();
     if (!missing.empty()) GTEST_SKIP() << missing;
     LocalClusterSpec spec;
     spec.computers_per_rack = 2;

@@ -36,23 +36,6 @@ const std::filesystem::path kSource = COPSE_SOURCE_DIR;
 // libraries is built with them too.
 std::string SanitizerFlags() { return COPSE_TREE_SANITIZED ? "-fsanitize=address,undefined" : ""; }
 
-CommandResult Exec(const std::string& program, const std::vector<std::string>& args,
-                   const std::filesystem::path& cwd = {}, seconds deadline = seconds(300)) {
-  SpawnOptions o;
-  o.program = program;
-  o.args = args;
-  o.cwd = cwd;
-  auto r = RunProcess(o, deadline);
-  CommandResult out;
-  if (!r.ok()) {
-    out.err = r.status().ToString();
-    return out;
-  }
-  out.exit_code = r->status.known && r->status.signal == 0 ? r->status.code : -1;
-  out.out = r->out;
-  out.err = r->err;
-  return out;
-}
 
 std::string Lines(std::string text) {
   std::vector<std::string> lines;

@@ -139,9 +139,15 @@ std::filesystem::path BinDir() {
 
 CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
                        std::chrono::seconds deadline) {
+  return Exec(BinDir() / program, args, deadline);
+}
+
+CommandResult Exec(const std::filesystem::path& program, const std::vector<std::string>& args,
+                   std::chrono::seconds deadline, const std::filesystem::path& cwd) {
   SpawnOptions o;
-  o.program = BinDir() / program;
+  o.program = program;
   o.args = args;
+  o.cwd = cwd;
   auto r = RunProcess(std::move(o), deadline);
   if (!r.ok()) throw std::runtime_error(r.status().ToString());
   CommandResult result;
@@ -197,6 +203,53 @@ CommandResult UpLocalCluster(const std::filesystem::path& dir, const LocalCluste
     RunCopse("copse", {"--config", config_path->string(), "cluster", "down"});
   }
   return r;
+}
+
+bool ToolExists(const std::string& name) {
+  for (const char* dir : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+    if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+std::pair<int, std::string> Shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string MissingNetnsCapability() {
+  if (::geteuid() != 0) return "needs root (network namespaces, bridges, tc)";
+  if (!ToolExists("ip")) return "needs the iproute2 tool `ip`";
+  if (!ToolExists("tc")) return "needs the iproute2 tool `tc`";
+  if (Shell("unshare -n true").first != 0) return "`unshare -n` fails: no network namespaces here";
+  // What `up --netns` uses, tried in a throw-away namespace: bridges, veth
+  // pairs, tbf, and named namespaces under /run/netns.
+  auto [rc, out] = Shell(
+      "unshare -n sh -c 'ip link add b0 type bridge && ip link add v0 type veth peer name v1 && "
+      "ip link set v0 master b0 && tc qdisc add dev v0 root tbf rate 1mbit burst 32k latency "
+      "50ms'");
+  if (rc != 0) return "no bridge, veth or tbf support here: " + out;
+  std::string probe = "copse-probe-" + std::to_string(::getpid());
+  auto [add_rc, add_out] = Shell("ip netns add " + probe);
+  Shell("ip netns del " + probe);
+  if (add_rc != 0) return "`ip netns add` fails here: " + add_out;
+  return "";
+}
+
+std::vector<std::string> NamespacesWithPrefix(const std::string& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/run/netns", ec)) {
+    std::string name = e.path().filename().string();
+    if (!prefix.empty() && name.rfind(prefix, 0) == 0) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace copse::testing

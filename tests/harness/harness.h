@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace copse::testing {
@@ -60,6 +61,22 @@ struct CommandResult {
 // at the deadline.
 CommandResult RunCopse(const std::string& program, const std::vector<std::string>& args,
                        std::chrono::seconds deadline = std::chrono::seconds(60));
+
+// Runs `program` with `args` in `cwd` (empty: this process's), capturing
+// stdout and stderr; kills it at the deadline.
+CommandResult Exec(const std::filesystem::path& program, const std::vector<std::string>& args,
+                   std::chrono::seconds deadline = std::chrono::seconds(300),
+                   const std::filesystem::path& cwd = {});
+
+// Runs a shell command; returns its exit code and combined output.
+std::pair<int, std::string> Shell(const std::string& command);
+// Whether an executable of this name is in /usr/sbin, /sbin, /usr/bin or /bin.
+bool ToolExists(const std::string& name);
+// Why this machine cannot make network namespaces joined by bridges and
+// tc-shaped links (root, iproute2, kernel support), or "" when it can.
+std::string MissingNetnsCapability();
+// The named network namespaces (/run/netns) whose names start with `prefix`.
+std::vector<std::string> NamespacesWithPrefix(const std::string& prefix);
 
 // Writes the config (WriteClusterConfig) and runs `copse cluster up` on it,
 // the config's path in *config_path. A port found free can be taken by
