@@ -56,15 +56,13 @@ for f in /proc/net/tcp /proc/net/tcp6; do
   if [ -r "$f" ]; then awk 'NR > 1 && $4 == "0A" { n = split($2, a, ":"); print "listen", a[n] }' "$f"; fi
 done
 self=$(readlink /proc/$$/ns/net)
-for p in /proc/[0-9]*; do
-  e=$(readlink "$p/exe" 2>/dev/null) || continue
-  case "$e" in
-    */copse-master|*/copse-worker|*'/copse-master (deleted)'|*'/copse-worker (deleted)') ;;
-    *) continue ;;
-  esac
-  [ "$(readlink "$p/ns/net" 2>/dev/null)" = "$self" ] || continue
-  printf 'proc %s %s\036' "${p#/proc/}" "$e"
-  tr '\000\n' '\037 ' < "$p/cmdline" 2>/dev/null
+find /proc -mindepth 2 -maxdepth 2 -name exe \( -lname '*/copse-master' -o -lname '*/copse-worker' \
+    -o -lname '*/copse-master (deleted)' -o -lname '*/copse-worker (deleted)' \) \
+    -printf '%h\t%l\n' 2>/dev/null |
+while IFS="$(printf '\t')" read -r dir e; do
+  [ "$(readlink "$dir/ns/net" 2>/dev/null)" = "$self" ] || continue
+  printf 'proc %s %s\036' "${dir#/proc/}" "$e"
+  tr '\000\n' '\037 ' < "$dir/cmdline" 2>/dev/null
   printf '\n'
 done
 )sh";

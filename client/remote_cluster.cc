@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -139,6 +140,12 @@ std::vector<Probed> ProbeAll(const ClusterConfig& remote, const std::vector<Host
   std::vector<Probed> out(hosts.size());
   ForEachHost(hosts.size(), [&](size_t i) { out[i] = ProbeHost(remote, hosts[i]); });
   return out;
+}
+
+std::vector<std::string> HostNames(const std::vector<HostPlan>& hosts) {
+  std::vector<std::string> names;
+  for (const HostPlan& h : hosts) names.push_back(h.name);
+  return names;
 }
 
 std::string HostLabel(const HostPlan& h) {
@@ -294,10 +301,23 @@ std::string DaemonName(const RunningDaemon& d) {
                             : fmt::format("worker {} (pid {})", d.computer, d.pid);
 }
 
-// Stops this cluster's daemons of `role` on every host: SIGTERM, then
-// SIGKILL for those still there after the grace.
+// Stops this cluster's daemons of `role` on every host: SIGTERM, then, on
+// the host itself, SIGKILL for those still there after the grace.
 void StopRole(const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
               const std::string& role, std::vector<Stopped>& out) {
+  static const std::string script = R"sh(grace=$1; shift
+kill -s TERM "$@" 2>/dev/null
+i=0
+while :; do
+  alive=
+  for p in "$@"; do if kill -0 "$p" 2>/dev/null; then alive="$alive $p"; fi; done
+  if [ -z "$alive" ]; then exit 0; fi
+  if [ "$i" -ge "$grace" ]; then break; fi
+  sleep 0.1; i=$((i + 1))
+done
+kill -s KILL $alive 2>/dev/null
+echo "killed$alive"
+)sh";
   ForEachHost(hosts.size(), [&](size_t i) {
     const HostPlan& h = hosts[i];
     Stopped& s = out[i];
@@ -310,27 +330,21 @@ void StopRole(const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
     for (RunningDaemon& d : OurDaemons(*p.probe, remote.deploy.install_dir))
       if (d.role == role) targets.push_back(std::move(d));
     if (targets.empty()) return;
-    auto kill = [&](const std::string& signal, const std::vector<RunningDaemon>& ds) {
-      std::vector<std::string> argv = {"kill", "-s", signal};
-      for (const RunningDaemon& d : ds) argv.push_back(std::to_string(d.pid));
-      (void)RunRemote(remote.deploy, h.name, argv, kCommandDeadline);
-    };
-    kill("TERM", targets);
-    auto deadline = std::chrono::steady_clock::now() + kStopGrace;
-    std::vector<RunningDaemon> left = targets;
-    while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(300));
-      Probed again = ProbeHost(remote, h);
-      if (!again.probe) continue;
-      std::vector<RunningDaemon> now = OurDaemons(*again.probe, remote.deploy.install_dir);
-      std::erase_if(left, [&](const RunningDaemon& d) {
-        return std::none_of(now.begin(), now.end(),
-                            [&](const RunningDaemon& n) { return n.pid == d.pid; });
-      });
+    std::vector<std::string> argv = {"sh", "-c", script, "copse-stop",
+                                     std::to_string(kStopGrace.count() * 10)};
+    for (const RunningDaemon& d : targets) argv.push_back(std::to_string(d.pid));
+    auto r = RunRemote(remote.deploy, h.name, argv, kStopGrace + kCommandDeadline);
+    if (Status st = RemoteOk(r, "stop"); !st.ok()) {
+      s.error = st.ToString();
+      return;
     }
-    if (!left.empty()) kill("KILL", left);
-    for (const RunningDaemon& d : targets) s.stopped.push_back(DaemonName(d));
-    for (const RunningDaemon& d : left) s.killed.push_back(DaemonName(d));
+    std::istringstream killed(r->out.starts_with("killed") ? r->out.substr(6) : "");
+    std::set<int> pids;
+    for (int pid; killed >> pid;) pids.insert(pid);
+    for (const RunningDaemon& d : targets) {
+      s.stopped.push_back(DaemonName(d));
+      if (pids.count(d.pid)) s.killed.push_back(DaemonName(d));
+    }
   });
 }
 
@@ -350,6 +364,7 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   auto build = BuildId(*prefix);
   if (!build.ok()) return fail(build.status());
   const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  SshConnections shared(remote->deploy, HostNames(hosts));
   std::cout << fmt::format("cluster {}: {} hosts over ssh; install {} (build {})\n", config.name,
                            hosts.size(), prefix->string(), build->substr(0, 12));
 
@@ -495,6 +510,7 @@ int RemoteDown(const ClusterConfig& config) {
   auto remote = RemoteView(config);
   if (!remote.ok()) return ReportFailure("cluster down", remote.status());
   const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  SshConnections shared(remote->deploy, HostNames(hosts));
   // Workers first, so the master does not log a wave of deaths for nothing.
   std::vector<Stopped> workers(hosts.size()), masters(hosts.size());
   StopRole(*remote, hosts, "worker", workers);
@@ -531,6 +547,7 @@ int RemoteHostsStatus(const ClusterConfig& config, bool json) {
   auto remote = RemoteView(config);
   if (!remote.ok()) return ReportFailure("cluster status", remote.status());
   const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  SshConnections shared(remote->deploy, HostNames(hosts));
   std::vector<Probed> probes = ProbeAll(*remote, hosts);
   std::string build;
   if (auto prefix = InstallPrefix(); prefix.ok()) {

@@ -1,6 +1,9 @@
 #include "client/ssh.h"
 
 #include <fmt/format.h>
+#include <stdlib.h>
+
+#include <thread>
 
 namespace copse::client {
 namespace {
@@ -89,6 +92,32 @@ Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host
   // itself; install_dir is validated to plain characters anyway.
   args.push_back(SshDestination(deploy, host) + ":" + target_dir.string() + "/");
   return Run(kRsync, std::move(args), deadline);
+}
+
+SshConnections::SshConnections(DeployConfig& deploy, std::vector<std::string> hosts)
+    : deploy_(deploy), hosts_(std::move(hosts)) {
+  // Short: a socket's path has room for about 100 bytes.
+  char dir[] = "/tmp/copse-ssh-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) return;
+  dir_ = dir;
+  deploy_.ssh_options.insert(deploy_.ssh_options.end(),
+                             {"-o", "ControlMaster=auto", "-o",
+                              "ControlPath=" + (dir_ / "%C").string(), "-o", "ControlPersist=60"});
+}
+
+SshConnections::~SshConnections() {
+  if (dir_.empty()) return;
+  std::vector<std::thread> threads;
+  for (const std::string& host : hosts_) {
+    threads.emplace_back([this, host] {
+      std::vector<std::string> args = SshOptions(deploy_, std::chrono::seconds(5));
+      args.insert(args.end(), {"-O", "exit", "--", SshDestination(deploy_, host)});
+      (void)Run(kSsh, std::move(args), std::chrono::seconds(10));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
 }
 
 std::string SshError(const RemoteResult& r) {

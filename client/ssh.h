@@ -55,6 +55,27 @@ Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host
                              const std::vector<std::string>& extra,
                              std::chrono::milliseconds deadline);
 
+// Connection sharing: while an SshConnections lives, the ssh and rsync calls
+// made with the DeployConfig it was given share one connection per host
+// (ssh's ControlMaster, sockets in a private directory), so that the many
+// short commands of `cluster up` pay for one handshake per host. Options
+// the user gives in ssh_options come first and win. The destructor closes
+// the connections and removes the directory.
+class SshConnections {
+ public:
+  // Adds the sharing options to `deploy` (unless no private directory can
+  // be made: then every call connects anew).
+  SshConnections(DeployConfig& deploy, std::vector<std::string> hosts);
+  ~SshConnections();
+  SshConnections(const SshConnections&) = delete;
+  SshConnections& operator=(const SshConnections&) = delete;
+
+ private:
+  DeployConfig& deploy_;
+  std::vector<std::string> hosts_;
+  std::filesystem::path dir_;
+};
+
 // "ssh: connect to host 10.0.0.7 port 22: Connection refused" and the like:
 // the last non-empty line ssh wrote, for a table cell.
 std::string SshError(const RemoteResult& r);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -62,6 +63,7 @@ class HostsTest : public ::testing::Test {
         missing = std::string("needs `") + tool + "` (Debian: openssh-server, openssh-client, rsync)";
     }
     if (!missing.empty()) GTEST_SKIP() << missing;
+    const auto started = std::chrono::steady_clock::now();
     original_netns_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
     ASSERT_GE(original_netns_, 0);
     const std::filesystem::path t = dir_.path();
@@ -111,6 +113,9 @@ class HostsTest : public ::testing::Test {
           << "sshd of " << h.name << " at " << h.address << ": " << Ssh(h, {"true"}).err;
     }
     config_ = WriteHostsConfig(/*ssh_port=*/22);
+    std::cerr << "[hosts] set-up: "
+              << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
+              << " s\n";
   }
 
   void TearDown() override {
@@ -240,6 +245,14 @@ class HostsTest : public ::testing::Test {
 
 TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   const std::filesystem::path t = dir_.path();
+  // How long each step took, in the test's output, for when it gets slow.
+  auto last = std::chrono::steady_clock::now();
+  auto step = [&](const char* what) {
+    auto now = std::chrono::steady_clock::now();
+    std::cerr << "[hosts] " << what << ": "
+              << std::chrono::duration<double>(now - last).count() << " s\n";
+    last = now;
+  };
   // Preflight first: with no sshd on the port, every host fails, each with
   // its fix, and nothing is shipped anywhere.
   CommandResult refused = Ops({"cluster", "up"}, seconds(120), WriteHostsConfig(2222));
@@ -251,6 +264,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   }
   EXPECT_NE(refused.err.find("nothing was changed on any host"), std::string::npos);
 
+  step("preflight failure");
   upped_ = true;
   CommandResult up = Ops({"cluster", "up", "--timeout", "90"}, seconds(600));
   ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
@@ -270,12 +284,14 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   EXPECT_TRUE(std::filesystem::exists(HostNamed("c00").root / "data" / "c00" / "worker.log"));
   EXPECT_FALSE(std::filesystem::exists(HostNamed("c01").root / "data" / "c00"));
 
+  step("up");
   // Idempotent: a second `up` starts nothing and ships no binaries.
   CommandResult again = Ops({"cluster", "up"});
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_NE(again.out.find("nothing started"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("the install to 0 of 5 hosts"), std::string::npos) << again.out;
 
+  step("up again");
   json hosts = HostsStatus();
   ASSERT_EQ(hosts["hosts"].size(), 5u) << hosts.dump(2);
   std::map<std::string, int> worker_pid;
@@ -287,6 +303,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   }
   ASSERT_EQ(worker_pid.size(), 4u);
 
+  step("status --hosts");
   // A WordCount job, with the right output.
   const std::filesystem::path corpus = t / "ops" / "corpus.txt";
   std::ofstream(corpus) << WordsText(60'000, 3);
@@ -298,6 +315,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   ASSERT_EQ(wc.exit_code, 0) << wc.out << wc.err;
   EXPECT_EQ(Ops({"fs", "cat", "/wc"}).out, want);
 
+  step("put and WordCount");
   // One host's worker killed with kill -9 over ssh while a job runs: the
   // job is still right.
   CommandResult submitted =
@@ -310,6 +328,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
   EXPECT_EQ(Ops({"fs", "cat", "/wc2"}).out, want);
 
+  step("WordCount with a worker killed");
   // `up` again starts only what is missing.
   CommandResult heal = Ops({"cluster", "up", "--timeout", "60"}, seconds(300));
   ASSERT_EQ(heal.exit_code, 0) << heal.out << heal.err;
@@ -317,6 +336,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
       << heal.out;
   EXPECT_NE(heal.out.find("master already runs"), std::string::npos) << heal.out;
 
+  step("up heals");
   // A daemon's log, fetched from its host.
   CommandResult logs = Ops({"cluster", "logs", "c11", "--lines", "5"});
   ASSERT_EQ(logs.exit_code, 0) << logs.out << logs.err;
@@ -327,6 +347,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   ASSERT_EQ(down.exit_code, 0) << down.out << down.err;
   upped_ = false;
   EXPECT_NE(down.out.find("stopped 5 daemon(s)"), std::string::npos) << down.out;
+  step("down");
   json after = HostsStatus();
   for (const json& h : after["hosts"]) EXPECT_TRUE(h["running"].empty()) << h;
   for (const std::string& ns : net_->state().namespaces) {
