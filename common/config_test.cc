@@ -361,6 +361,40 @@ TEST(ConfigTest, DuplicateNamesAndPorts) {
   EXPECT_NE(e.find("master.port"), std::string::npos) << e;
 }
 
+// Metrics ports: off unless a computer sets one or [master] gives a base
+// (computer i gets base + i); checked against every other port.
+TEST(ConfigTest, WorkerMetricsPorts) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const ComputerConfig& c : r->computers) EXPECT_EQ(c.metrics_port, 0) << c.name;
+
+  r = ParseClusterConfig(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 9300"),
+                         "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->FindComputer("x")->metrics_port, 9300);
+  EXPECT_EQ(r->FindComputer("a-c00")->metrics_port, 0);
+
+  r = ParseClusterConfig(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 9400"),
+      "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->FindComputer("a-c00")->metrics_port, 9400);
+  EXPECT_EQ(r->FindComputer("a-c01")->metrics_port, 9401);
+  EXPECT_EQ(r->FindComputer("x")->metrics_port, 9402);
+
+  std::string e = ErrorOf(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 9200"));
+  EXPECT_NE(e.find("x.metrics_port"), std::string::npos) << e;
+  EXPECT_NE(e.find("x.control_port"), std::string::npos) << e;
+  e = ErrorOf(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 9101"));
+  EXPECT_NE(e.find("metrics_port"), std::string::npos) << e;
+  e = ErrorOf(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 0"));
+  EXPECT_NE(e.find("metrics_port"), std::string::npos) << e;
+  e = ErrorOf(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 65535"));
+  EXPECT_NE(e.find("worker_metrics_port_base is too high"), std::string::npos) << e;
+}
+
 TEST(ConfigTest, RackNeedsCountOrComputers) {
   std::string e = ErrorOf(Bad("count = 2", "count = 2\ncomputers = []"));
   EXPECT_NE(e.find("either 'count'"), std::string::npos) << e;
