@@ -168,6 +168,8 @@ TEST(ConfigTest, ShippedConfigsLoad) {
   EXPECT_EQ(local->computers.size(), 6u);
   EXPECT_EQ(local->racks.size(), 2u);
   EXPECT_EQ(local->TotalSlots(), 12);
+  EXPECT_EQ(local->computers.front().metrics_port, 7430);
+  EXPECT_EQ(local->computers.back().metrics_port, 7435);
   // Each running job's root takes a slot: K stays below the slots (the
   // master refuses it otherwise).
   EXPECT_LT(local->max_running_jobs, local->TotalSlots());
