@@ -57,7 +57,8 @@ Result<std::filesystem::path> WriteLoopbackConfig(const std::filesystem::path& d
   int computers = 0;
   for (int n : spec.racks) computers += n;
   // The last port is the HTTP API's, unless the spec has an [http] table.
-  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, net::FreePorts(2 + 2 * computers));
+  const int per_computer = spec.worker_metrics ? 3 : 2;
+  COPSE_ASSIGN_OR_RETURN(std::vector<uint16_t> ports, net::FreePorts(2 + per_computer * computers));
   std::string http;
   if (spec.extra_tables.find("[http]") == std::string::npos) {
     http = fmt::format("[http]\nport = {}\n", ports.back());
@@ -86,7 +87,8 @@ port = {}
           "  [[racks.computers]]\n  name = \"c{}{}\"\n  slots = {}\n  control_port = {}\n"
           "  data_port = {}\n",
           r, c, spec.slots, ports[next], ports[next + 1]);
-      next += 2;
+      if (spec.worker_metrics) text += fmt::format("  metrics_port = {}\n", ports[next + 2]);
+      next += static_cast<size_t>(per_computer);
     }
   }
   std::filesystem::path path = dir / "cluster.toml";
@@ -121,6 +123,7 @@ Result<std::filesystem::path> WriteRunConfig(const std::filesystem::path& source
   toml::table& master = table("master");
   master.insert_or_assign("port", ports[0]);
   master.erase("worker_port_base");
+  master.erase("worker_metrics_port_base");
   master.erase("data_dir");
   if (config.http.enabled) table("http").insert_or_assign("port", ports.back());
   if (!policy.empty()) table("scheduler").insert_or_assign("policy", policy);

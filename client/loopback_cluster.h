@@ -30,6 +30,7 @@ struct LoopbackSpec {
   std::string log_level = "debug";
   std::string extra_cluster_keys;  // appended to [cluster]
   std::string extra_tables;        // appended after [master] ([scheduler], [worker], [dfs], ...)
+  bool worker_metrics = false;     // each computer gets a metrics_port too
 };
 
 // The shape of cluster-configs/local.toml, for the benchmarks that compare

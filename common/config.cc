@@ -260,6 +260,7 @@ class ConfigParser {
     std::string dir = r.String("data_dir", "");
     cfg_.master.data_dir = dir.empty() ? cfg_.data_root / "master" : Anchor(base_, dir);
     worker_port_base_ = r.Int("worker_port_base", 0, 0, 65535);
+    metrics_port_base_ = r.Int("worker_metrics_port_base", 0, 0, 65535);
     r.Finish();
     return r.error();
   }
@@ -428,6 +429,7 @@ class ConfigParser {
         c.host = host;
         c.slots = static_cast<int>(slots);
         COPSE_RETURN_IF_ERROR(DefaultPorts(&c, path + ".count"));
+        COPSE_RETURN_IF_ERROR(DefaultMetricsPort(&c, path + ".count"));
         c.data_dir = cfg_.data_root / c.name;
         rack.computers.push_back(static_cast<int>(cfg_.computers.size()));
         cfg_.computers.push_back(std::move(c));
@@ -450,6 +452,7 @@ class ConfigParser {
     c->slots = static_cast<int>(r.Int("slots", slots, 1, 1024));
     c->control_port = static_cast<uint16_t>(r.Int("control_port", 0, 1, 65535));
     c->data_port = static_cast<uint16_t>(r.Int("data_port", 0, 1, 65535));
+    c->metrics_port = static_cast<uint16_t>(r.Int("metrics_port", 0, 1, 65535));
     std::string dir = r.String("data_dir", "");
     c->data_dir = dir.empty() ? cfg_.data_root / c->name : Anchor(base_, dir);
     r.Finish();
@@ -460,6 +463,21 @@ class ConfigParser {
       if (control) c->control_port = control;
       if (data) c->data_port = data;
     }
+    if (c->metrics_port == 0) COPSE_RETURN_IF_ERROR(DefaultMetricsPort(c, path + ".metrics_port"));
+    return Status::Ok();
+  }
+
+  // With master.worker_metrics_port_base, computer i (in file order) serves
+  // its metrics on base + i; without it, a computer serves none unless it
+  // sets metrics_port.
+  Status DefaultMetricsPort(ComputerConfig* c, const std::string& key) {
+    if (metrics_port_base_ == 0) return Status::Ok();
+    int64_t port = metrics_port_base_ + static_cast<int64_t>(cfg_.computers.size());
+    if (port > 65535) {
+      return Missing(key, "ports below 65536 (master.worker_metrics_port_base is too high for " +
+                              std::to_string(cfg_.computers.size() + 1) + " computers)");
+    }
+    c->metrics_port = static_cast<uint16_t>(port);
     return Status::Ok();
   }
 
@@ -567,6 +585,9 @@ class ConfigParser {
     for (const ComputerConfig& c : cfg_.computers) {
       COPSE_RETURN_IF_ERROR(claim(c.host, c.control_port, c.name + ".control_port"));
       COPSE_RETURN_IF_ERROR(claim(c.host, c.data_port, c.name + ".data_port"));
+      if (c.metrics_port != 0) {
+        COPSE_RETURN_IF_ERROR(claim(c.host, c.metrics_port, c.name + ".metrics_port"));
+      }
     }
     if (cfg_.http.enabled) {
       // Either side on a wildcard address collides with any host.
@@ -609,6 +630,7 @@ class ConfigParser {
   std::set<std::string> names_;
   bool http_port_default_ = true;
   int64_t worker_port_base_ = 0;
+  int64_t metrics_port_base_ = 0;
 };
 
 }  // namespace

@@ -34,6 +34,9 @@ struct ComputerConfig {
   int slots = 1;
   uint16_t control_port = 0;
   uint16_t data_port = 0;
+  // The worker's Prometheus metrics at http://host:metrics_port/metrics
+  // (docs/deploy.md "Metrics"); 0: none.
+  uint16_t metrics_port = 0;
   std::filesystem::path data_dir;
 };
 

@@ -168,6 +168,8 @@ TEST(ConfigTest, ShippedConfigsLoad) {
   EXPECT_EQ(local->computers.size(), 6u);
   EXPECT_EQ(local->racks.size(), 2u);
   EXPECT_EQ(local->TotalSlots(), 12);
+  EXPECT_EQ(local->computers.front().metrics_port, 7430);
+  EXPECT_EQ(local->computers.back().metrics_port, 7435);
   // Each running job's root takes a slot: K stays below the slots (the
   // master refuses it otherwise).
   EXPECT_LT(local->max_running_jobs, local->TotalSlots());
@@ -359,6 +361,40 @@ TEST(ConfigTest, DuplicateNamesAndPorts) {
   e = ErrorOf(Bad("control_port = 9200", "control_port = 9000"));
   EXPECT_NE(e.find("x.control_port"), std::string::npos) << e;
   EXPECT_NE(e.find("master.port"), std::string::npos) << e;
+}
+
+// Metrics ports: off unless a computer sets one or [master] gives a base
+// (computer i gets base + i); checked against every other port.
+TEST(ConfigTest, WorkerMetricsPorts) {
+  auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const ComputerConfig& c : r->computers) EXPECT_EQ(c.metrics_port, 0) << c.name;
+
+  r = ParseClusterConfig(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 9300"),
+                         "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->FindComputer("x")->metrics_port, 9300);
+  EXPECT_EQ(r->FindComputer("a-c00")->metrics_port, 0);
+
+  r = ParseClusterConfig(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 9400"),
+      "/etc/copse/t.toml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->FindComputer("a-c00")->metrics_port, 9400);
+  EXPECT_EQ(r->FindComputer("a-c01")->metrics_port, 9401);
+  EXPECT_EQ(r->FindComputer("x")->metrics_port, 9402);
+
+  std::string e = ErrorOf(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 9200"));
+  EXPECT_NE(e.find("x.metrics_port"), std::string::npos) << e;
+  EXPECT_NE(e.find("x.control_port"), std::string::npos) << e;
+  e = ErrorOf(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 9101"));
+  EXPECT_NE(e.find("metrics_port"), std::string::npos) << e;
+  e = ErrorOf(Bad("data_port = 9201", "data_port = 9201\n  metrics_port = 0"));
+  EXPECT_NE(e.find("metrics_port"), std::string::npos) << e;
+  e = ErrorOf(
+      Bad("worker_port_base = 9100", "worker_port_base = 9100\nworker_metrics_port_base = 65535"));
+  EXPECT_NE(e.find("worker_metrics_port_base is too high"), std::string::npos) << e;
 }
 
 TEST(ConfigTest, RackNeedsCountOrComputers) {

@@ -17,6 +17,9 @@ namespace copse {
 // Free bytes for an unprivileged writer on the file system holding `dir`.
 Result<uint64_t> FreeDiskBytes(const std::filesystem::path& dir);
 
+// The size of the file system holding `dir`.
+Result<uint64_t> DiskCapacityBytes(const std::filesystem::path& dir);
+
 using FreeSpaceFn = std::function<Result<uint64_t>(const std::filesystem::path&)>;
 
 // kResourceExhausted "no space on WHO: N MiB free under DIR, R MiB must stay

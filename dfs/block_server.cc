@@ -121,7 +121,8 @@ Status BlockServer::HandleMessage(net::Connection& conn, Transfer& t, const net:
       case proto::DfsMessage::READ_BLOCK:
         if (t.kind != Transfer::Kind::kIdle)
           return InvalidArgument("ReadBlock while another transfer runs on this connection");
-        StartRead(conn, t, root.getReadBlock().getBlockId(), root.getReadBlock().getFirstChunk());
+        StartRead(conn, t, root.getReadBlock().getBlockId(), root.getReadBlock().getFirstChunk(),
+                  root.getReadBlock().getReader());
         return Status::Ok();
       case proto::DfsMessage::WRITE_BLOCK: {
         if (t.kind != Transfer::Kind::kIdle)
@@ -145,7 +146,8 @@ Status BlockServer::HandleMessage(net::Connection& conn, Transfer& t, const net:
 
 // ---- reads ----------------------------------------------------------------------
 
-void BlockServer::StartRead(net::Connection& conn, Transfer& t, BlockId block, uint32_t first) {
+void BlockServer::StartRead(net::Connection& conn, Transfer& t, BlockId block, uint32_t first,
+                            std::string reader) {
   auto info = store_.Stat(block);
   if (!info.ok()) {
     SendError(conn, Status(info.status().code(),
@@ -168,6 +170,7 @@ void BlockServer::StartRead(net::Connection& conn, Transfer& t, BlockId block, u
   t.kind = Transfer::Kind::kRead;
   t.serial = next_serial_++;
   t.block = block;
+  t.reader = std::move(reader);
   t.next = first;
   t.chunks = info->chunks;
   PumpRead(conn, t);
@@ -187,6 +190,9 @@ void BlockServer::PumpRead(net::Connection& conn, Transfer& t) {
         if (callbacks_.bad_replica) callbacks_.bad_replica(t.block, s);
       }
       return;
+    }
+    if (callbacks_.served && framed.size() >= kChunkTrailer) {
+      callbacks_.served(t.reader, framed.size() - kChunkTrailer);
     }
     conn.Send(net::Protocol::kDfs, net::PayloadKind::kRaw, std::move(framed));
     ++t.next;
@@ -447,6 +453,7 @@ void BlockServer::NextSource(uint64_t serial) {
   auto r = msg.initRoot<proto::DfsMessage>().initReadBlock();
   r.setBlockId(c.block);
   r.setFirstChunk(0);
+  r.setReader(options_.computer);
   c.link->Send(net::PayloadKind::kMessage, EncodeDfs(msg));
 }
 

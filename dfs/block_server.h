@@ -51,6 +51,9 @@ class BlockServer final : public net::ConnectionHandler {
     std::function<void(BlockId, uint64_t size)> stored;
     // A stored copy failed its checksum; it has been deleted here.
     std::function<void(BlockId, const Status& why)> bad_replica;
+    // Bytes of a block sent to a reader on computer `reader` (its ReadBlock's
+    // word; empty: outside the cluster), chunk by chunk.
+    std::function<void(const std::string& reader, uint64_t bytes)> served;
   };
 
   // REQUIRES: io and store outlive the server.
@@ -86,6 +89,7 @@ class BlockServer final : public net::ConnectionHandler {
     uint64_t serial = 0;  // tells this transfer's async callbacks from a later one's
     BlockId block = 0;
     // Reading.
+    std::string reader;  // the reading computer, as it said
     uint32_t next = 0;
     uint32_t chunks = 0;
     // Writing.
@@ -121,7 +125,8 @@ class BlockServer final : public net::ConnectionHandler {
   };
 
   Status HandleMessage(net::Connection& conn, Transfer& t, const net::Frame& frame);
-  void StartRead(net::Connection& conn, Transfer& t, BlockId block, uint32_t first);
+  void StartRead(net::Connection& conn, Transfer& t, BlockId block, uint32_t first,
+                 std::string reader);
   void PumpRead(net::Connection& conn, Transfer& t);
   void StartWrite(net::Connection& conn, Transfer& t, BlockId block, std::vector<Endpoint> pipeline,
                   bool no_sync);

@@ -296,6 +296,7 @@ Status DfsClient::ReadBlockFrom(const Endpoint& e, const BlockLocation& b, uint3
   auto r = msg.initRoot<proto::DfsMessage>().initReadBlock();
   r.setBlockId(b.id);
   r.setFirstChunk(*next_chunk);
+  r.setReader(options_.computer);
   Status s =
       ch->Send(net::Protocol::kDfs, net::PayloadKind::kMessage, EncodeDfs(msg), options_.timeout);
   if (!s.ok()) return fail(s);

@@ -185,6 +185,9 @@ Status LocalReadServer::Answer(int fd, BlockId block, uint32_t first) {
   if (!info.ok()) return fail(info.status());
   auto where = store_.LocateChunks(block, first);
   if (!where.ok()) return fail(where.status());
+  uint64_t bytes = 0;
+  for (const ChunkLocation& c : *where)
+    bytes += c.size >= kChunkTrailer ? c.size - kChunkTrailer : 0;
   std::map<uint64_t, uint32_t> file_index;
   std::vector<UniqueFd> files;
   std::vector<uint8_t> records(where->size() * kChunkRecordSize);
@@ -238,7 +241,9 @@ Status LocalReadServer::Answer(int fd, BlockId block, uint32_t first) {
   // The descriptors went with the first byte; the rest of the header is plain.
   COPSE_RETURN_IF_ERROR(WriteAll(fd, header + sent, sizeof(header) - static_cast<size_t>(sent),
                                  "sending a local read reply"));
-  return WriteAll(fd, records.data(), records.size(), "sending a local read reply");
+  COPSE_RETURN_IF_ERROR(WriteAll(fd, records.data(), records.size(), "sending a local read reply"));
+  if (on_served_) on_served_(bytes);
+  return Status::Ok();
 }
 
 }  // namespace copse::dfs

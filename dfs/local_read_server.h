@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ class LocalReadServer {
   LocalReadServer(const LocalReadServer&) = delete;
   LocalReadServer& operator=(const LocalReadServer&) = delete;
 
+  // Called with the bytes of each block (from its first chunk asked) handed
+  // to a reader, on the server's connection threads. REQUIRES: before Listen.
+  void set_on_served(std::function<void(uint64_t bytes)> f) { on_served_ = std::move(f); }
+
   // Binds `path` (replacing a stale socket file) with mode 0600 and starts
   // accepting. Errors name the path.
   Status Listen(const std::filesystem::path& path);
@@ -57,6 +62,7 @@ class LocalReadServer {
   std::string secret_;
   std::string computer_;
   std::filesystem::path path_;
+  std::function<void(uint64_t bytes)> on_served_;
   UniqueFd listen_fd_;
   std::thread acceptor_;
   std::mutex mu_;

@@ -16,6 +16,7 @@
 #include "master/cluster_manager.h"
 #include "master/dfs_service.h"
 #include "master/job_service.h"
+#include "master/metrics.h"
 #include "master/scheduling_service.h"
 #include "rootjob/job_dag.h"
 
@@ -310,6 +311,8 @@ Status Api::Start() {
   o.threads = config_.http.threads;
   o.token = options_.token;
   o.allowed_hosts = config_.http.allowed_hosts;
+  if (MasterMetrics* m = options_.metrics)
+    o.on_response = [m](int status) { m->HttpResponse(status); };
   server_ = std::make_unique<HttpServer>(o);
   Refresh();
   Routes();
@@ -345,9 +348,11 @@ Json Api::BuildCluster() {
   Timestamp now = clock_.Now();
   if (holdings_.empty() || now - holdings_at_ >= options_.holdings_refresh) {
     holdings_ = Json::object();
+    stored_bytes_ = 0;
     const dfs::NameService& names = dfs_.names();
     for (const auto& [computer, h] : names.ns().Holdings()) {
       holdings_[computer] = {{"blocks", h.blocks}, {"bytes", h.bytes}};
+      stored_bytes_ += h.bytes;
     }
     size_t total = 0;
     Json under = Json::array();
@@ -358,6 +363,7 @@ Json Api::BuildCluster() {
                        {"replication", u.replication},
                        {"live_replicas", u.live}});
     }
+    under_total_ = total;
     auto doc = std::make_shared<const Json>(Json{{"total", total}, {"blocks", under}});
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -480,6 +486,7 @@ void Api::Routes() {
   s.Get("/api/v1/scheduler/flowgraph", bind(&Api::FlowGraph));
   s.Get("/api/v1/tasks/([^/]+)/explain", bind(&Api::Explain));
   s.Get("/api/v1/dfs", bind(&Api::Dfs));
+  if (options_.metrics) s.Get("/metrics", bind(&Api::Metrics));
   s.Get("/api/v1(/.*)?", [](const HttpRequest& r) {
     return JsonError(404, fmt::format("no such API path: {} (docs/api.md lists them)", r.path));
   });
@@ -808,6 +815,33 @@ HttpResponse Api::Dfs(const HttpRequest& r) {
          {"block_count", names.ns().block_count()},
          {"under_replicated", under ? *under : Json{{"total", 0}, {"blocks", Json::array()}}}});
   });
+}
+
+HttpResponse Api::Metrics(const HttpRequest& r) {
+  if (!r.params.empty()) return JsonError(400, "/metrics takes no query parameters");
+  HttpResponse set = OnLoop([this] {
+    MasterMetrics::State st;
+    Timestamp now = clock_.Now();
+    for (const ComputerView& v : cluster_.Snapshot(now)) ++st.computers[ComputerStateName(v.state)];
+    const scheduler::ClusterState& state = scheduling_.scheduler().state();
+    for (size_t c = 0; c < config_.computers.size(); ++c) {
+      st.slots += config_.computers[c].slots;
+      st.busy_slots += state.computer(static_cast<int>(c)).used;
+    }
+    for (const auto& [id, j] : jobs_.jobs()) ++st.jobs[JobStateName(j.state)];
+    const dfs::NameService& names = dfs_.names();
+    st.dfs_files = names.ns().file_count();
+    st.dfs_blocks = names.ns().block_count();
+    st.dfs_under_replicated_blocks = under_total_;
+    st.dfs_stored_bytes = stored_bytes_;
+    options_.metrics->SetState(st);
+    return HttpResponse{};
+  });
+  if (set.status != 200) return set;
+  HttpResponse res;
+  res.body = options_.metrics->Serialize();
+  res.content_type = MasterMetrics::kContentType;
+  return res;
 }
 
 HttpResponse Api::Static(const HttpRequest& r) {

@@ -27,6 +27,10 @@
 // libraries from Debian packages (node-d3, node-dagre-d3-renderer,
 // libjs-chart.js), served from where those packages install them; nothing is
 // fetched from the internet.
+// /metrics (master/metrics.h) sets the gauges from the live state on the
+// loop, as one bounded piece of work (counts of computers, jobs and DFS
+// entries; the under-replicated blocks and stored bytes from the walk kept
+// for `holdings_refresh`), then serializes on the request's thread.
 // Thread-safety: Start, Stop and the refresh timer on the loop's thread;
 // request handlers on the HTTP server's threads read only the snapshot, the
 // kept details and the clock (a SteadyClock in the master; thread-safe).
@@ -46,12 +50,18 @@
 
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/http/http_server.h"
 #include "copse/status.h"
-#include "master/http_server.h"
 
 namespace copse::master {
 
+using http::HttpRequest;
+using http::HttpResponse;
+using http::HttpServer;
+using http::JsonError;
+
 class ClusterManager;
+class MasterMetrics;
 class DfsService;
 class JobService;
 class SchedulingService;
@@ -107,6 +117,9 @@ class Api {
     std::chrono::milliseconds holdings_refresh{2000};  // per-computer block counts
     std::filesystem::path dashboard_dir;
     std::string token;  // required of clients when non-empty
+    // Served at /metrics, its gauges set on the loop for each scrape, and
+    // every response counted; null: no /metrics.
+    MasterMetrics* metrics = nullptr;
   };
 
   // REQUIRES: every argument outlives the Api.
@@ -147,6 +160,7 @@ class Api {
   HttpResponse FlowGraph(const HttpRequest& r);
   HttpResponse Explain(const HttpRequest& r);
   HttpResponse Dfs(const HttpRequest& r);
+  HttpResponse Metrics(const HttpRequest& r);
   HttpResponse Static(const HttpRequest& r);
   HttpResponse Library(const HttpRequest& r);
 
@@ -167,6 +181,8 @@ class Api {
   // Per-computer committed replicas, refreshed every holdings_refresh.
   nlohmann::json holdings_ = nlohmann::json::object();
   Timestamp holdings_at_{0};
+  uint64_t stored_bytes_ = 0;  // the holdings' sum
+  size_t under_total_ = 0;     // under-replicated blocks, from the same walk
   // The DFS's under-replicated blocks (the first 100 and the count), from
   // the same walk.
   std::shared_ptr<const nlohmann::json> under_replicated_;  // guarded by mu_

@@ -34,6 +34,7 @@
 #include "master/job_protocol.h"
 #include "master/job_service.h"
 #include "master/master_service.h"
+#include "master/metrics.h"
 #include "master/scheduling_protocol.h"
 #include "master/scheduling_service.h"
 #include "proto/scheduling.capnp.h"
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
   so.recovery = copse::master::RecoveryWindow(config);
   so.restarted = *restarted;
   copse::master::SchedulingService scheduling(io, config, std::move(*scheduler), **meta, clock, so);
+  // Prometheus metrics, served with the HTTP API at /metrics.
+  copse::master::MasterMetrics metrics;
+  scheduling.set_metrics(&metrics);
   copse::master::SchedulingProtocol scheduling_protocol(cluster, scheduling, jobs);
   copse::master::JobProtocol job_protocol(jobs, apps, scheduling);
   scheduling.set_messenger(&scheduling_protocol);
@@ -164,6 +168,7 @@ int main(int argc, char** argv) {
   if (config.http.enabled) {
     copse::master::Api::Options ao;
     ao.dashboard_dir = copse::InstalledDir("dashboard", "share/copse/dashboard");
+    ao.metrics = &metrics;
     if (!config.http.token_file.empty()) {
       auto token = copse::net::LoadSecret(config.http.token_file);
       if (!token.ok()) return Fail(token.status().WithContext("[http] token_file"));

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "common/net/guard.h"
+#include "master/metrics.h"
 
 namespace copse::master {
 namespace {
@@ -43,6 +44,21 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
     r.wall = info.wall;
     r.decisions = info.decisions;
     sched_->policy().LastRound(&r.policy);
+    if (metrics_) {
+      // A Quincy policy counts the rounds it solved; a round that solved
+      // none leaves its last solve's time in place.
+      std::optional<Duration> solve;
+      const nlohmann::json& p = r.policy;
+      if (p.is_object() && p.contains("rounds") && p["rounds"].is_number_unsigned() &&
+          p.contains("solve_ms") && p["solve_ms"].is_number()) {
+        uint64_t solves = p["rounds"].get<uint64_t>();
+        if (solves != policy_solves_) {
+          policy_solves_ = solves;
+          solve = Duration(static_cast<int64_t>(p["solve_ms"].get<double>() * 1000.0));
+        }
+      }
+      metrics_->SchedulerRound(info.wall, info.decisions, solve);
+    }
     if (rounds_.size() == kRoundsKept) rounds_.pop_front();
     rounds_.push_back(std::move(r));
     return info.at;
@@ -567,6 +583,7 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
       }
       jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kEnded,
                     t.exit, "preempted"});
+      if (metrics_) metrics_->VertexRunEnded("preempted");
       e.kind = TaskEventKind::kPreempted;
       e.reason = "preempted";
       Tell(t.job, std::move(e));
@@ -608,6 +625,7 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
   if (t.placed || t.exit) {
     jobs_->OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kEnded,
                   t.exit, e.reason.empty() ? TaskEventKindName(e.kind) : e.reason});
+    if (metrics_ && !t.root) metrics_->VertexRunEnded(TaskEventKindName(e.kind));
   }
   uint64_t job = t.job;
   bool root = t.root;

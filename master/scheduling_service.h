@@ -50,6 +50,8 @@
 namespace copse::master {
 
 // How the service reaches workers and roots (the scheduling protocol).
+class MasterMetrics;
+
 class TaskMessenger {
  public:
   virtual ~TaskMessenger() = default;
@@ -133,6 +135,8 @@ class SchedulingService final : public scheduler::DecisionSink,
   void set_messenger(TaskMessenger* m) { messenger_ = m; }
   void set_jobs(JobEvents* j) { jobs_ = j; }
   void set_files(TaskFiles* f) { files_ = f; }
+  // Counts rounds and ends of vertex runs there (optional).
+  void set_metrics(MasterMetrics* m) { metrics_ = m; }
 
   // Loads the task id counter; every computer counts as down until its
   // worker registers. REQUIRES: messenger, jobs and files are set.
@@ -282,6 +286,8 @@ class SchedulingService final : public scheduler::DecisionSink,
   TaskMessenger* messenger_ = nullptr;
   JobEvents* jobs_ = nullptr;
   TaskFiles* files_ = nullptr;
+  MasterMetrics* metrics_ = nullptr;
+  uint64_t policy_solves_ = 0;  // the policy's count of solved rounds, as last seen
   std::map<std::string, int> computer_ids_;
   std::map<std::string, int> rack_ids_;
   std::map<uint64_t, Task> tasks_;

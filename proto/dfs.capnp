@@ -270,6 +270,7 @@ struct ReplicateBlock {
 struct ReadBlock {
   blockId @0 :UInt64;
   firstChunk @1 :UInt32;
+  reader @2 :Text;          # the reading computer's name; empty: outside the cluster
 }
 
 struct ReadHeader {

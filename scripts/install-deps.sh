@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   liblemon-dev libsimgrid-dev python3-matplotlib
   iproute2 procps sqlite3
-  libcpp-httplib-dev zlib1g-dev node-d3 node-dagre-d3-renderer node-dagre-layout libjs-chart.js
+  libcpp-httplib-dev zlib1g-dev prometheus-cpp-dev node-d3 node-dagre-d3-renderer node-dagre-layout libjs-chart.js
 )
 # The dashboard's browser test runs Debian's Chromium; where it cannot be
 # installed the test reports itself skipped (so a failure here is not fatal).

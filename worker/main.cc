@@ -8,10 +8,13 @@
 #include <random>
 
 #include "common/daemon.h"
+#include "common/disk.h"
+#include "common/http/http_server.h"
 #include "common/log.h"
 #include "common/net/auth.h"
 #include "common/process.h"
 #include "dfs/chunk_memory.h"
+#include "worker/metrics.h"
 #include "worker/program_cache.h"
 #include "worker/task_manager.h"
 #include "worker/task_service.h"
@@ -53,6 +56,21 @@ int main(int argc, char** argv) {
 
   asio::io_context io;
   copse::SteadyClock clock;
+  // Prometheus metrics, when the computer has a metrics port (docs/deploy.md
+  // "Metrics"). The disk gauges read the file system on the HTTP server's
+  // thread; `dfs` (below) is started before the server and stopped after it.
+  std::unique_ptr<copse::worker::WorkerMetrics> metrics;
+  copse::worker::WorkerDfs* dfs_ptr = nullptr;
+  if (computer->metrics_port != 0) {
+    const std::filesystem::path data_dir = computer->data_dir;
+    metrics = std::make_unique<copse::worker::WorkerMetrics>(computer->slots, [data_dir, &dfs_ptr] {
+      copse::worker::WorkerMetrics::Disk d;
+      if (auto c = copse::DiskCapacityBytes(data_dir); c.ok()) d.capacity_bytes = *c;
+      if (auto f = copse::FreeDiskBytes(data_dir); f.ok()) d.free_bytes = *f;
+      if (dfs_ptr != nullptr) d.block_bytes = dfs_ptr->BlockBytes();
+      return d;
+    });
+  }
   int exit_code = 0;
   copse::worker::WorkerAgent agent(io, config, *computer, env->secret, incarnation,
                                    [&](const copse::Status&) {
@@ -76,6 +94,7 @@ int main(int argc, char** argv) {
   to.limits.workdir_bytes = config.worker.workdir_bytes;
   to.limits.kill_grace = config.worker.kill_grace;
   to.limits.retention = config.worker.task_retention;
+  to.metrics = metrics.get();
   // Programs: the apps directory's, and the program store's, fetched into
   // a cache in the data dir (docs/sdk.md).
   copse::worker::ProgramCache::Options po;
@@ -99,13 +118,42 @@ int main(int argc, char** argv) {
     return 1;
   }
   copse::worker::WorkerDfs dfs(io, config, *computer, env->secret, agent);
+  dfs.set_metrics(metrics.get());
   s = dfs.Start();
   if (!s.ok()) {
     spdlog::critical("{}", s.ToString());
     return 1;
   }
+  dfs_ptr = &dfs;
+  std::unique_ptr<copse::http::HttpServer> metrics_server;
+  if (metrics) {
+    copse::http::HttpServer::Options ho;
+    ho.host = computer->host;
+    ho.port = computer->metrics_port;
+    ho.threads = 2;
+    ho.allowed_hosts = {computer->host_name};  // the name the config gives, besides its address
+    ho.hosts_hint = "the worker's metrics answer to the computer's host only";
+    ho.listen_hint = "set " + computer->name + ".metrics_port";
+    metrics_server = std::make_unique<copse::http::HttpServer>(ho);
+    metrics_server->Get("/metrics", [m = metrics.get()](const copse::http::HttpRequest& r) {
+      if (!r.params.empty()) {
+        return copse::http::JsonError(400, "/metrics takes no query parameters");
+      }
+      copse::http::HttpResponse res;
+      res.body = m->Serialize();
+      res.content_type = copse::worker::WorkerMetrics::kContentType;
+      return res;
+    });
+    s = metrics_server->Start();
+    if (!s.ok()) {
+      spdlog::critical("metrics port of {}: {}", computer->name, s.ToString());
+      return 1;
+    }
+    spdlog::info("metrics on http://{}:{}/metrics", computer->host, metrics_server->port());
+  }
   agent.Start();
   copse::RunUntilSignalled(io, [&] {
+    if (metrics_server) metrics_server->Stop();
     tasks.KillAll();
     agent.Stop();
     service.Stop();

@@ -20,6 +20,7 @@
 #include "common/text.h"
 #include "copse/vertex.h"
 #include "rootjob/vertex_io.h"
+#include "worker/metrics.h"
 
 namespace copse::worker {
 namespace {
@@ -127,6 +128,10 @@ void TaskManager::Launch(const LaunchRequest& r) {
     if (std::string c = CombinerOf(r.descriptor); !c.empty()) t->wanted.push_back(c);
   }
   tasks_[key] = std::move(t);
+  if (options_.metrics) {
+    options_.metrics->TaskLaunched(r.root);
+    CountTasks();
+  }
   ResolveNext(key);
   ArmPoll();
 }
@@ -210,6 +215,8 @@ void TaskManager::Begin(Key key) {
   }
   spdlog::info("task {} attempt {} ({} of job {}) started, pid {}", r.task, r.attempt, r.label,
                r.job, t.process->pid());
+  if (options_.metrics)
+    options_.metrics->TaskStarted(Duration((t.spawned_ns - t.received_ns) / 1000));
   reporter_.TaskStarted(r.task, r.attempt, t.process->pid());
   ArmPoll();
 }
@@ -411,7 +418,17 @@ void TaskManager::OnExit(Key key, const ExitStatus& status) {
 void TaskManager::Report(TaskExitReport exit) {
   Key key{exit.task, exit.attempt};
   unacked_[key] = exit;
+  if (options_.metrics) {
+    options_.metrics->TaskEnded(exit.root, exit.kind);
+    CountTasks();
+  }
   reporter_.TaskExited(exit);
+}
+
+void TaskManager::CountTasks() {
+  int roots = 0;
+  for (const auto& [key, t] : tasks_) roots += t->request.root ? 1 : 0;
+  options_.metrics->SetRunning(roots, static_cast<int>(tasks_.size()) - roots);
 }
 
 void TaskManager::Ack(uint64_t task, uint32_t attempt) { unacked_.erase({task, attempt}); }

@@ -64,6 +64,8 @@ struct TaskLimits {
   Duration poll{200'000};             // how often limits are checked
 };
 
+class WorkerMetrics;
+
 struct TaskManagerOptions {
   std::string computer;
   std::filesystem::path config_path;  // handed to every task
@@ -73,6 +75,7 @@ struct TaskManagerOptions {
   std::filesystem::path lib_dir;      // the SDK's libraries, for programs built against them
   std::string secret;
   TaskLimits limits;
+  WorkerMetrics* metrics = nullptr;  // counts launches, starts and ends (optional)
 };
 
 // How the manager reaches the master. Calls may happen while the master is
@@ -136,6 +139,8 @@ class TaskManager {
   void KillNow(Task& t, const std::string& reason, bool requested);
   void ArmPoll();
   void Report(TaskExitReport exit);
+  // Tells the metrics how many tasks (roots, vertices) the manager holds.
+  void CountTasks();
   std::filesystem::path TaskDir(uint64_t job, uint64_t task, uint32_t attempt) const;
 
   asio::io_context& io_;

@@ -6,6 +6,7 @@
 #include "common/net/message.h"
 #include "dfs/protocol.h"
 #include "proto/dfs.capnp.h"
+#include "worker/metrics.h"
 
 namespace copse::worker {
 
@@ -38,6 +39,20 @@ Status WorkerDfs::Start() {
     b.setReason(why.message());
     agent_.Send(net::Protocol::kDfs, dfs::EncodeDfs(msg));
   };
+  if (WorkerMetrics* m = metrics_) {
+    // Where the reader is, from the config: this computer, its rack, or
+    // elsewhere (another rack, or outside the cluster).
+    cb.served = [this, m](const std::string& reader, uint64_t bytes) {
+      WorkerMetrics::Locality where = WorkerMetrics::Locality::kRemote;
+      if (reader == computer_.name) {
+        where = WorkerMetrics::Locality::kLocal;
+      } else if (const ComputerConfig* c = config_.FindComputer(reader);
+                 c != nullptr && c->rack == computer_.rack) {
+        where = WorkerMetrics::Locality::kRack;
+      }
+      m->Served(where, bytes);
+    };
+  }
   server_ = std::make_unique<dfs::BlockServer>(io_, *store_, secret_,
                                                dfs::BlockServerOptions{computer_.name}, cb);
   Status s = server_->Listen(computer_.host, computer_.data_port);
@@ -47,6 +62,10 @@ Status WorkerDfs::Start() {
   spdlog::info("block store in {} serving on {}:{}", o.dir.string(), computer_.host,
                server_->port());
   local_ = std::make_unique<dfs::LocalReadServer>(*store_, secret_, computer_.name);
+  if (WorkerMetrics* m = metrics_) {
+    local_->set_on_served(
+        [m](uint64_t bytes) { m->Served(WorkerMetrics::Locality::kLocal, bytes); });
+  }
   std::filesystem::path sock = dfs::LocalReadSocketPath(computer_.data_dir);
   Status ls = local_->Listen(sock);
   if (!ls.ok()) {
@@ -62,6 +81,8 @@ void WorkerDfs::Stop() {
   if (local_) local_->Stop();
   if (server_) server_->Stop();
 }
+
+uint64_t WorkerDfs::BlockBytes() const { return store_ ? store_->BlockBytesOnDisk() : 0; }
 
 void WorkerDfs::ReportBlocks() {
   auto blocks = store_->List();

@@ -23,6 +23,8 @@
 
 namespace copse::worker {
 
+class WorkerMetrics;
+
 class WorkerDfs final : public WorkerAgent::Part {
  public:
   // REQUIRES: io, config, computer and agent outlive this.
@@ -32,8 +34,14 @@ class WorkerDfs final : public WorkerAgent::Part {
   WorkerDfs(const WorkerDfs&) = delete;
   WorkerDfs& operator=(const WorkerDfs&) = delete;
 
+  // Counts the bytes the data port and the local read socket serve
+  // (optional). REQUIRES: before Start.
+  void set_metrics(WorkerMetrics* m) { metrics_ = m; }
   // Opens the block store and listens on the data port; hooks into the agent.
   Status Start();
+  // Bytes in the block store's files now (0 before Start). Thread-safe: it
+  // reads the file system only.
+  uint64_t BlockBytes() const;
   void Stop();
 
   // WorkerAgent::Part: after each registration it reports its blocks; it
@@ -49,6 +57,7 @@ class WorkerDfs final : public WorkerAgent::Part {
   const ComputerConfig& computer_;
   std::string secret_;
   WorkerAgent& agent_;
+  WorkerMetrics* metrics_ = nullptr;
   std::unique_ptr<dfs::BlockStore> store_;
   std::unique_ptr<dfs::BlockServer> server_;
   std::unique_ptr<dfs::LocalReadServer> local_;  // clients on this computer

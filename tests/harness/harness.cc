@@ -123,6 +123,7 @@ std::filesystem::path WriteClusterConfig(const std::filesystem::path& dir,
   l.worker_timeout_ms = spec.worker_timeout_ms;
   l.extra_cluster_keys = spec.extra_cluster_keys;
   l.extra_tables = spec.extra_tables;
+  l.worker_metrics = spec.worker_metrics;
   auto path = client::WriteLoopbackConfig(dir, l);
   if (!path.ok()) throw std::runtime_error(path.status().ToString());
   return *path;

@@ -41,6 +41,7 @@ struct LocalClusterSpec {
   int max_running_jobs = 2;        // K; below the slots, as the master requires
   std::string extra_cluster_keys;  // appended to [cluster]
   std::string extra_tables;        // appended after [master] ([scheduler], [worker], ...)
+  bool worker_metrics = false;     // every computer serves metrics on a port of its own
 };
 
 // Writes `dir`/cluster.toml: computers c<rack><index> in racks r<rack>, on

@@ -1,4 +1,4 @@
-#include "master/http_server.h"
+#include "common/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -9,12 +9,14 @@
 #include <zlib.h>
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "master/http_front.h"
+#include "common/http/http_front.h"
 
-namespace copse::master {
+namespace copse::http {
 namespace {
 
 // What a gzip body inflates to ("" when it is not gzip).
@@ -196,5 +198,30 @@ TEST_F(HttpServerTest, RequestsNamingAnotherHostAreRefused) {
   EXPECT_NE(bad->body.find("rebound.example.com"), std::string::npos) << bad->body;
 }
 
+// Every response the server writes is counted, whoever made it: a handler,
+// the router (404), the write refusal (405) and the host check (403).
+TEST(HttpServerHooksTest, OnResponseSeesEveryStatus) {
+  std::mutex mu;
+  std::map<int, int> seen;
+  HttpServer::Options o;
+  o.threads = 2;
+  o.on_response = [&](int status) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++seen[status];
+  };
+  HttpServer server(o);
+  server.Get("/ok", [](const HttpRequest&) { return HttpResponse{}; });
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client c("127.0.0.1", server.port());
+  ASSERT_TRUE(c.Get("/ok"));
+  ASSERT_TRUE(c.Get("/ok"));
+  ASSERT_TRUE(c.Get("/missing"));
+  ASSERT_TRUE(c.Post("/ok", "x", "text/plain"));
+  ASSERT_TRUE(c.Get("/ok", {{"Host", "elsewhere.example.com"}}));
+  server.Stop();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(seen, (std::map<int, int>{{200, 2}, {403, 1}, {404, 1}, {405, 1}}));
+}
+
 }  // namespace
-}  // namespace copse::master
+}  // namespace copse::http

@@ -1,4 +1,4 @@
-// HttpFront: the door of the master's HTTP port. It accepts connections
+// HttpFront: the door of an HTTP server's port (common/http/http_server.h). It accepts connections
 // itself and passes each on to the HTTP server behind it (cpp-httplib, on a
 // loopback port of its own, one request per connection) only once the
 // request's head — its request line and headers — has arrived whole. A
@@ -23,7 +23,7 @@
 
 #include "copse/status.h"
 
-namespace copse::master {
+namespace copse::http {
 
 class HttpFront {
  public:
@@ -35,6 +35,7 @@ class HttpFront {
     std::chrono::milliseconds head_timeout{10'000};
     std::chrono::milliseconds idle_timeout{30'000};
     size_t max_head_bytes = 16 << 10;
+    std::string listen_hint;  // what a failure to listen tells the operator to change
   };
 
   // Requests go on to the server listening on 127.0.0.1:`backend_port`.
@@ -58,4 +59,4 @@ class HttpFront {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace copse::master
+}  // namespace copse::http

@@ -1,4 +1,4 @@
-#include "master/http_server.h"
+#include "common/http/http_server.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -14,10 +14,10 @@
 #include <set>
 #include <thread>
 
+#include "common/http/http_front.h"
 #include "common/json.h"
-#include "master/http_front.h"
 
-namespace copse::master {
+namespace copse::http {
 namespace {
 
 // Bodies worth compressing: text the browser will parse, at least 1 KiB.
@@ -167,34 +167,39 @@ HttpServer::HttpServer(Options options)
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
+  if (options_.on_response) {
+    s.set_logger(
+        [on_response = options_.on_response](
+            const httplib::Request&, const httplib::Response& res) { on_response(res.status); });
+  }
   std::string token = options_.token;
   std::set<std::string> hosts(options_.allowed_hosts.begin(), options_.allowed_hosts.end());
   hosts.insert(options_.host);
   if (IsLoopbackHost(options_.host)) hosts.insert({"localhost", "127.0.0.1", "::1"});
-  s.set_pre_routing_handler([token, hosts](const httplib::Request& req, httplib::Response& res) {
-    if (req.has_header("Host")) {
-      std::string host = HostPart(req.get_header_value("Host"));
-      if (hosts.count(host) == 0) {
-        Send(JsonError(403, fmt::format("this API does not answer to the host '{}' ([http] "
-                                        "allowed_hosts lists the names it is reached by)",
-                                        host)),
-             res);
+  s.set_pre_routing_handler(
+      [token, hosts, hosts_hint = options_.hosts_hint, token_hint = options_.token_hint](
+          const httplib::Request& req, httplib::Response& res) {
+        if (req.has_header("Host")) {
+          std::string host = HostPart(req.get_header_value("Host"));
+          if (hosts.count(host) == 0) {
+            Send(JsonError(403, fmt::format("this API does not answer to the host '{}' ({})", host,
+                                            hosts_hint)),
+                 res);
+            return httplib::Server::HandlerResponse::Handled;
+          }
+        }
+        if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        std::string auth = req.get_header_value("Authorization");
+        const std::string prefix = "Bearer ";
+        if (auth.rfind(prefix, 0) == 0 && SameToken(auth.substr(prefix.size()), token)) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        HttpResponse r = JsonError(
+            401, fmt::format("this API requires \"Authorization: Bearer TOKEN\" ({})", token_hint));
+        r.headers.push_back({"WWW-Authenticate", "Bearer"});
+        Send(r, res);
         return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string auth = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (auth.rfind(prefix, 0) == 0 && SameToken(auth.substr(prefix.size()), token)) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    HttpResponse r = JsonError(401,
-                               "this API requires \"Authorization: Bearer TOKEN\" (the "
-                               "token in the file [http] token_file names)");
-    r.headers.push_back({"WWW-Authenticate", "Bearer"});
-    Send(r, res);
-    return httplib::Server::HandlerResponse::Handled;
-  });
+      });
   auto refuse = [](const httplib::Request&, httplib::Response& res) {
     HttpResponse r = JsonError(405, ReasonFor(405));
     r.headers.push_back({"Allow", "GET, HEAD"});
@@ -246,6 +251,7 @@ Status HttpServer::Start() {
   HttpFront::Options fo;
   fo.host = options_.host;
   fo.port = options_.port;
+  fo.listen_hint = options_.listen_hint;
   impl_->front = std::make_unique<HttpFront>(fo, static_cast<uint16_t>(inner));
   COPSE_RETURN_IF_ERROR(impl_->front->Start());
   port_ = impl_->front->port();
@@ -260,4 +266,4 @@ void HttpServer::Stop() {
   impl_->thread.join();
 }
 
-}  // namespace copse::master
+}  // namespace copse::http

@@ -1,6 +1,8 @@
-// HttpServer: the master's read-only HTTP/1.1 server (docs/design.md §13), on
-// threads of its own, through cpp-httplib (Debian libcpp-httplib-dev: its
-// header, included only by http_server.cc, and its shared library). It answers GET and HEAD; every
+// HttpServer: a read-only HTTP/1.1 server on threads of its own, through
+// cpp-httplib (Debian libcpp-httplib-dev: its header, included only by
+// http_server.cc, and its shared library). It serves the master's HTTP API
+// and dashboard (docs/design.md §13) and a worker's metrics (docs/deploy.md
+// "Metrics"). It answers GET and HEAD; every
 // other method gets 405, an unknown path 404, a request line or header over 8 KiB 414/431
 // (httplib's limits), a body over 16 KiB 413 — each with a JSON error. With a token, every request
 // must carry "Authorization: Bearer TOKEN" (401 otherwise). A request whose Host header names
@@ -9,7 +11,8 @@
 // start instead of sharing it. A client sends each read within 5 s, or its connection closes.
 //
 // Handlers run on the server's threads: they must only read state that is
-// safe to read there (master/api.h hands them a snapshot).
+// safe to read there (master/api.h hands them a snapshot), and so does
+// Options::on_response.
 // Thread-safety: Route before Start; Start and Stop from one thread.
 #pragma once
 
@@ -23,7 +26,7 @@
 
 #include "copse/status.h"
 
-namespace copse::master {
+namespace copse::http {
 
 struct HttpRequest {
   std::string path;
@@ -54,6 +57,15 @@ class HttpServer {
     // Host header values besides `host` (and, for a loopback `host`,
     // localhost, 127.0.0.1 and ::1) that requests may name; others get 403.
     std::vector<std::string> allowed_hosts;
+    // What error messages tell a client to look at: the config keys of the
+    // allowed host names, of the token, and of the address and port.
+    std::string hosts_hint = "[http] allowed_hosts lists the names it is reached by";
+    std::string token_hint = "the token in the file [http] token_file names";
+    std::string listen_hint = "set [http] port, or enabled = false";
+    // Called after every response the server writes (its status), on the
+    // server's threads: request counters. Not called for what the door in
+    // front answers by itself (408, 503).
+    std::function<void(int status)> on_response;
   };
 
   explicit HttpServer(Options options);
@@ -78,4 +90,4 @@ class HttpServer {
   uint16_t port_ = 0;
 };
 
-}  // namespace copse::master
+}  // namespace copse::http

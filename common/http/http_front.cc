@@ -1,4 +1,4 @@
-#include "master/http_front.h"
+#include "common/http/http_front.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -17,7 +17,7 @@
 
 #include "common/json.h"
 
-namespace copse::master {
+namespace copse::http {
 namespace {
 
 using asio::ip::tcp;
@@ -284,8 +284,8 @@ Status HttpFront::Start() {
   if (ec) {
     impl_.reset();
     return Unavailable(
-        fmt::format("http: cannot listen on {}:{} ({}); set [http] port, or enabled = false",
-                    options_.host, options_.port, ec.message()));
+        fmt::format("http: cannot listen on {}:{} ({}){}", options_.host, options_.port,
+                    ec.message(), options_.listen_hint.empty() ? "" : "; " + options_.listen_hint));
   }
   port_ = a.local_endpoint().port();
   impl_->Accept();
@@ -307,4 +307,4 @@ void HttpFront::Stop() {
   impl_.reset();
 }
 
-}  // namespace copse::master
+}  // namespace copse::http
