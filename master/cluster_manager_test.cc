@@ -204,7 +204,9 @@ TEST_F(ClusterManagerTest, DrainsAreCheckedToldAndKept) {
   bool drained = false;
   for (const ComputerView& v : cm_.Snapshot(clock_.Now())) {
     if (v.name == "r0-c00") drained = v.draining;
-    if (v.name != "r0-c00") EXPECT_FALSE(v.draining) << v.name;
+    if (v.name != "r0-c00") {
+      EXPECT_FALSE(v.draining) << v.name;
+    }
   }
   EXPECT_TRUE(drained);
 

@@ -35,8 +35,10 @@ class DrainTest : public ClusterTest {
   // The computer's entry in `copse cluster status --json`.
   json StatusOf(const std::string& computer) {
     CommandResult r = Copse({"cluster", "status", "--json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
     if (r.exit_code != 0) return nullptr;
-    for (const json& c : json::parse(r.out)["computers"])
+    const json st = json::parse(r.out);
+    for (const json& c : st["computers"])
       if (c["name"] == computer) return c;
     return nullptr;
   }
