@@ -300,6 +300,111 @@ int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::se
   return 0;
 }
 
+namespace {
+
+// InvalidArgument (exit 2) naming the computer and the config's computers
+// when the config does not name it.
+Status CheckComputerNamed(const ClusterConfig& config, const std::string& computer) {
+  if (config.FindComputer(computer) != nullptr) return Status::Ok();
+  std::string names;
+  for (const ComputerConfig& c : config.computers) names += (names.empty() ? "" : ", ") + c.name;
+  return InvalidArgument(
+      fmt::format("computer '{}' is not in the cluster config {} (its computers: {})",
+                  Shown(computer), config.source.string(), names));
+}
+
+// A refusal of the master: a computer it does not know is bad input.
+Status AsInput(const Status& s) {
+  return s.code() == StatusCode::kNotFound ? Status(StatusCode::kInvalidArgument, s.message()) : s;
+}
+
+const ComputerStatus* FindStatus(const ClusterStatus& st, const std::string& computer) {
+  for (const ComputerStatus& c : st.computers)
+    if (c.name == computer) return &c;
+  return nullptr;
+}
+
+std::string DrainLine(const ComputerStatus& c) {
+  std::string line = fmt::format(
+      "{}: {} block(s) held nowhere else, {} short of their copies "
+      "elsewhere, {} slot(s) busy",
+      c.name, c.sole_blocks, c.short_blocks, c.busy_slots);
+  if (c.state != "live" && c.sole_blocks > 0) {
+    line +=
+        fmt::format(" ({}: the blocks only it holds are copied once its worker is back)", c.state);
+  }
+  return line;
+}
+
+}  // namespace
+
+int ClusterDrain(const ClusterConfig& config, const std::string& computer,
+                 const DrainOptions& options, std::chrono::seconds master_wait) {
+  if (Status named = CheckComputerNamed(config, computer); !named.ok()) {
+    return ReportFailure("cluster drain", named);
+  }
+  auto client = ConnectMaster(config, master_wait);
+  if (!client.ok()) return ReportFailure("cluster drain", client.status());
+  Result<std::string> warning = (*client)->Drain(computer, true, options.now);
+  if (!warning.ok()) return ReportFailure("cluster drain", AsInput(warning.status()));
+  if (!warning->empty()) std::cerr << "copse cluster drain: warning: " << Shown(*warning) << "\n";
+  std::cout << fmt::format(
+      "{} is draining: no new task or replica goes there, its running tasks {}, and its blocks "
+      "are copied to other computers\n",
+      computer, options.now ? "are moved to other computers" : "finish there");
+  if (!options.wait) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::string last;
+  for (;;) {
+    Result<ClusterStatus> st = (*client)->GetClusterStatus();
+    if (!st.ok()) return ReportFailure("cluster drain", st.status());
+    const ComputerStatus* c = FindStatus(*st, computer);
+    if (c == nullptr) {
+      return ReportFailure("cluster drain",
+                           Internal("the master's status does not list " + computer));
+    }
+    if (!c->draining) {
+      return ReportFailure(
+          "cluster drain",
+          FailedPrecondition(computer + " is no longer draining (undrained meanwhile)"));
+    }
+    std::string line = DrainLine(*c);
+    if (c->sole_blocks == 0) {
+      std::cout << line << "\n";
+      std::cout << fmt::format(
+          "{} holds no block that exists nowhere else: it can be stopped{}\n", computer,
+          c->busy_slots > 0 && !options.now ? " once its running tasks have finished" : "");
+      return 0;
+    }
+    if (line != last) std::cout << line << "\n" << std::flush;
+    last = line;
+    if (options.timeout.count() > 0 &&
+        std::chrono::steady_clock::now() - start >= options.timeout) {
+      return ReportFailure(
+          "cluster drain",
+          DeadlineExceeded(fmt::format("gave up after {} s: {} still holds {} block(s) that exist "
+                                       "nowhere else ({} short of their copies elsewhere); it "
+                                       "stays draining",
+                                       options.timeout.count(), computer, c->sole_blocks,
+                                       c->short_blocks)));
+    }
+    std::this_thread::sleep_for(options.poll);
+  }
+}
+
+int ClusterUndrain(const ClusterConfig& config, const std::string& computer,
+                   std::chrono::seconds master_wait) {
+  if (Status named = CheckComputerNamed(config, computer); !named.ok()) {
+    return ReportFailure("cluster undrain", named);
+  }
+  auto client = ConnectMaster(config, master_wait);
+  if (!client.ok()) return ReportFailure("cluster undrain", client.status());
+  Result<std::string> done = (*client)->Drain(computer, false, false);
+  if (!done.ok()) return ReportFailure("cluster undrain", AsInput(done.status()));
+  std::cout << fmt::format("{} is not draining: it takes new tasks and replicas\n", computer);
+  return 0;
+}
+
 }  // namespace copse::client
 
 namespace copse::client {
@@ -313,6 +418,10 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
     std::string units_dir = ".";
     std::string logs_of;
     int lines = 50;
+    std::string drained;
+    DrainOptions drain;
+    bool no_wait = false;
+    int drain_timeout_s = 0;
   };
   Options& o = commands.Own<Options>();
   const GlobalOptions& g = commands.global();
@@ -366,6 +475,36 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   commands.Add(logs, [&o, &g] {
     return WithConfig(g, "", /*enter_netns=*/false,
                       [&](const ClusterConfig& c) { return ClusterLogs(c, o.logs_of, o.lines); });
+  });
+  auto* drain = cluster->add_subcommand(
+      "drain",
+      "take a computer out: no new work there, its blocks copied elsewhere; returns when it "
+      "holds no block that exists nowhere else");
+  drain->add_option("computer", o.drained, "the computer's name")->required();
+  drain->add_flag("--now", o.drain.now,
+                  "move its running tasks to other computers instead of letting them finish");
+  drain->add_flag("--no-wait", o.no_wait, "return once the master has begun the drain");
+  drain
+      ->add_option("--timeout", o.drain_timeout_s,
+                   "seconds to wait for its blocks to be copied (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 30 * 24 * 3600));
+  drain->fallthrough();
+  commands.Add(drain, [&o, &g] {
+    return WithConfig(g, "", true, [&](const ClusterConfig& c) {
+      o.drain.wait = !o.no_wait;
+      o.drain.timeout = std::chrono::seconds(o.drain_timeout_s);
+      return ClusterDrain(c, o.drained, o.drain, g.master_wait());
+    });
+  });
+  auto* undrain = cluster->add_subcommand(
+      "undrain", "end a drain: the computer takes new tasks and replicas again");
+  undrain->add_option("computer", o.drained, "the computer's name")->required();
+  undrain->fallthrough();
+  commands.Add(undrain, [&o, &g] {
+    return WithConfig(g, "", true, [&](const ClusterConfig& c) {
+      return ClusterUndrain(c, o.drained, g.master_wait());
+    });
   });
   auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
   status->add_flag("--json", o.json, "print one JSON document");

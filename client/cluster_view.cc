@@ -79,12 +79,14 @@ void PrintStatusTable(const ClusterConfig& config, const ClusterStatus& st) {
       "up {:.0f}s)\n",
       st.cluster, st.LiveCount(), st.computers.size(), slots, config.master.host,
       config.master.port, st.master_pid, static_cast<double>(st.uptime_ms) / 1000.0);
-  std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", "COMPUTER", "RACK",
-                           "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT");
+  std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {:<16} {}\n", "COMPUTER", "RACK",
+                           "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT", "DRAIN");
   for (const ComputerStatus& c : st.computers) {
-    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {}\n", c.name, c.rack, c.state,
-                             c.slots, c.busy_slots, c.pid ? std::to_string(c.pid) : "-",
-                             HeartbeatAge(c.last_heartbeat_ago_ms));
+    std::string drain =
+        c.draining ? fmt::format("draining, {} block(s) held nowhere else", c.sole_blocks) : "-";
+    std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {:<16} {}\n", c.name, c.rack,
+                             c.state, c.slots, c.busy_slots, c.pid ? std::to_string(c.pid) : "-",
+                             HeartbeatAge(c.last_heartbeat_ago_ms), drain);
   }
 }
 
@@ -98,7 +100,10 @@ nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st) 
                          {"busy_slots", c.busy_slots},
                          {"host", c.host},
                          {"pid", c.pid},
-                         {"last_heartbeat_ms_ago", c.last_heartbeat_ago_ms}});
+                         {"last_heartbeat_ms_ago", c.last_heartbeat_ago_ms},
+                         {"draining", c.draining},
+                         {"sole_blocks", c.draining ? nlohmann::json(c.sole_blocks) : nullptr},
+                         {"short_blocks", c.draining ? nlohmann::json(c.short_blocks) : nullptr}});
   }
   return {{"cluster", st.cluster},
           {"master",

@@ -84,12 +84,43 @@ Result<ClusterStatus> MasterClient::GetClusterStatus() {
     for (auto c : st.getComputers()) {
       out.computers.push_back({c.getName(), c.getRack(), static_cast<int>(c.getSlots()),
                                c.getState(), c.getHost(), c.getLastHeartbeatAgoMs(), c.getPid(),
-                               static_cast<int>(c.getBusySlots())});
+                               static_cast<int>(c.getBusySlots()), c.getDraining(),
+                               static_cast<int>(c.getSoleBlocks()),
+                               static_cast<int>(c.getShortBlocks())});
     }
     return copse::Status::Ok();
   });
   if (!s.ok()) return s;
   return out;
+}
+
+Result<std::string> MasterClient::Drain(const std::string& computer, bool drain, bool move_tasks) {
+  capnp::MallocMessageBuilder req;
+  auto r = req.initRoot<proto::ClusterMessage>().initDrainRequest();
+  r.setComputer(computer);
+  r.setDrain(drain);
+  r.setMoveTasks(move_tasks);
+  COPSE_ASSIGN_OR_RETURN(net::Frame frame, Call(net::Protocol::kCluster, net::EncodeMessage(req)));
+  std::string warning;
+  copse::Status s = net::GuardRequest([&]() -> copse::Status {
+    COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
+    auto root = reader->getRoot<proto::ClusterMessage>();
+    if (root.which() != proto::ClusterMessage::DRAIN_REPLY) {
+      return Corruption("the master answered a drain request with something else");
+    }
+    auto reply = root.getDrainReply();
+    uint16_t code = reply.getCode();
+    if (code != 0) {
+      StatusCode c = code <= static_cast<uint16_t>(StatusCode::kInternal)
+                         ? static_cast<StatusCode>(code)
+                         : StatusCode::kInternal;
+      return copse::Status(c, reply.getMessage());
+    }
+    warning = reply.getMessage();
+    return copse::Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return warning;
 }
 
 Result<std::vector<uint8_t>> MasterClient::JobCall(std::vector<uint8_t> request) {

@@ -32,6 +32,9 @@ struct ComputerStatus {
   int64_t last_heartbeat_ago_ms = -1;
   uint32_t pid = 0;
   int busy_slots = 0;
+  bool draining = false;
+  int sole_blocks = 0;   // while draining: blocks no computer that stays holds
+  int short_blocks = 0;  // while draining: blocks with fewer than their factor elsewhere
 };
 
 struct ClusterStatus {
@@ -52,6 +55,10 @@ class MasterClient {
                                                        net::ConnectRetry retry = {});
 
   Result<ClusterStatus> GetClusterStatus();
+  // Begins (`drain`) or ends draining `computer` (`copse cluster drain`):
+  // the master's warning, or "" ; a refusal comes back as its status
+  // (kNotFound for a computer the config does not name).
+  Result<std::string> Drain(const std::string& computer, bool drain, bool move_tasks);
 
   // ---- jobs (JSON documents as the master builds them, docs/jobs.md)
   Result<uint64_t> SubmitJob(const std::string& spec);

@@ -44,6 +44,12 @@ std::vector<PlacementComputer> NameService::Computers(bool usable_only) const {
   return out;
 }
 
+std::vector<PlacementComputer> NameService::Placeable() const {
+  std::vector<PlacementComputer> out = Computers(false);
+  std::erase_if(out, [&](const PlacementComputer& c) { return IsDraining(c.name); });
+  return out;
+}
+
 Endpoint NameService::EndpointOf(const std::string& computer) const {
   const ComputerConfig* c = config_.FindComputer(computer);
   if (!c) return {computer, "", "", 0};
@@ -70,7 +76,7 @@ Result<CreateResult> NameService::Create(const CreateRequest& request, Timestamp
     return InvalidArgument(
         fmt::format("writer computer '{}' is not in the cluster config", request.writer));
   }
-  COPSE_ASSIGN_OR_RETURN(CreateResult r, ns_.Create(request, Computers(false), rng_, now));
+  COPSE_ASSIGN_OR_RETURN(CreateResult r, ns_.Create(request, Placeable(), rng_, now));
   std::string run =
       request.run.empty() ? "" : fmt::format(", task {}.{}", request.run.task, request.run.attempt);
   std::string output = request.output_job.empty() ? "" : ", output of job " + request.output_job;
@@ -81,7 +87,7 @@ Result<CreateResult> NameService::Create(const CreateRequest& request, Timestamp
 }
 
 Result<BlockAllocation> NameService::AllocateBlock(const BlockRequest& request, Timestamp now) {
-  COPSE_ASSIGN_OR_RETURN(Allocation a, ns_.AllocateBlock(request, Computers(false), rng_, now));
+  COPSE_ASSIGN_OR_RETURN(Allocation a, ns_.AllocateBlock(request, Placeable(), rng_, now));
   BlockAllocation out{a.id, {}};
   for (const std::string& t : a.targets) out.targets.push_back(EndpointOf(t));
   return out;
@@ -284,6 +290,30 @@ void NameService::OnComputerDown(const std::string& computer, Timestamp now) {
   }
 }
 
+void NameService::SetDraining(const std::string& computer, bool draining) {
+  if (draining == IsDraining(computer)) return;
+  if (draining) {
+    draining_.insert(computer);
+  } else {
+    draining_.erase(computer);
+  }
+  spdlog::info("DFS: {} {}", computer,
+               draining ? "is draining: its blocks are copied elsewhere" : "is no longer draining");
+}
+
+DrainProgress NameService::Drain(const std::string& computer) const {
+  DrainProgress p;
+  for (const ReplicatedBlock& b : ns_.CommittedBlocks()) {
+    if (std::find(b.replicas.begin(), b.replicas.end(), computer) == b.replicas.end()) continue;
+    ++p.blocks;
+    int staying = 0;
+    for (const std::string& r : b.replicas) staying += Staying(r) ? 1 : 0;
+    p.sole_blocks += staying == 0 ? 1 : 0;
+    p.short_blocks += staying < b.replication ? 1 : 0;
+  }
+  return p;
+}
+
 // ---- periodic work -------------------------------------------------------------
 
 void NameService::Queue(const Deletions& deletions) {
@@ -332,6 +362,8 @@ void NameService::StartCopies(Timestamp now) {
     }
   }
   state.avoid = avoid_;
+  for (const std::string& c : draining_)
+    if (live_.count(c)) state.draining.insert(c);
   state.max_copies_per_computer = options_.max_copies_per_computer;
   std::vector<CopyTask> tasks = PlanCopies(ns_.CommittedBlocks(), state, rng_);
   for (const CopyTask& t : tasks) {
@@ -352,7 +384,7 @@ void NameService::TrimSurplus() {
   std::vector<ReplicatedBlock> settled;
   for (ReplicatedBlock& b : blocks)
     if (!in_flight_.count(b.id)) settled.push_back(std::move(b));
-  for (const TrimTask& t : PlanTrims(settled, Computers(true))) {
+  for (const TrimTask& t : PlanTrims(settled, Computers(true), draining_)) {
     Status s = ns_.DropReplica(t.block, t.computer);
     if (!s.ok()) {
       spdlog::error("cannot drop surplus replica of block {}: {}", t.block, s.ToString());

@@ -125,5 +125,82 @@ TEST_F(NameServiceJobsTest, AbandonRunDeletesWhatTheRunLeft) {
   EXPECT_TRUE(sender_.deleted["c10"].count(*b));
 }
 
+// Draining a computer: no new replica goes there, its blocks count as short
+// until copied to computers that stay, and Drain() says what would be lost.
+TEST_F(NameServiceJobsTest, DrainingComputerGetsNoReplicasAndItsBlocksAreCopied) {
+  struct Sender final : WorkerSender {
+    bool DeleteBlocks(const std::string&, const std::vector<BlockId>&) override { return true; }
+    bool Replicate(const std::string& computer, BlockId block, uint64_t,
+                   const std::vector<Endpoint>& sources) override {
+      copies.push_back({computer, block, sources.front().computer});
+      return true;
+    }
+    struct Copy {
+      std::string target;
+      BlockId block;
+      std::string source;
+    };
+    std::vector<Copy> copies;
+  } sender;
+  MemMetaStore store;
+  ClusterConfig config = TwoRacks();
+  config.replication = 1;
+  NameService names(config, store, sender, NameServiceOptions{});
+  ASSERT_TRUE(names.Load(now_).ok());
+  for (const ComputerConfig& c : config.computers) {
+    names.OnComputerUp(c.name, now_);
+    ASSERT_TRUE(names.OnBlockReport(c.name, {}).ok());
+  }
+  CreateRequest req;
+  req.path = "/data";
+  req.partitions = 1;
+  req.writer = "c10";
+  auto file = names.Create(req, now_);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto a = names.AllocateBlock({file->id, 0, {}, "c10", {}}, now_);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->targets[0].computer, "c10");  // the writer's computer
+  ASSERT_TRUE(names.OnBlockReceived("c10", a->id, 5).ok());
+  ASSERT_TRUE(names.CommitPartition(file->id, 0, {{a->id, 5, {"c10"}}}, now_).ok());
+  EXPECT_EQ(names.Drain("c10").sole_blocks, 0);  // not draining: it stays
+
+  names.SetDraining("c10", true);
+  EXPECT_TRUE(names.IsDraining("c10"));
+  DrainProgress p = names.Drain("c10");
+  EXPECT_EQ(p.blocks, 1);
+  EXPECT_EQ(p.sole_blocks, 1);
+  EXPECT_EQ(p.short_blocks, 1);
+  EXPECT_EQ(names.UnderReplicatedBlocks(), 1);
+  // A new block written from c10 is placed elsewhere.
+  req.path = "/data2";
+  auto file2 = names.Create(req, now_);
+  ASSERT_TRUE(file2.ok()) << file2.status().ToString();
+  for (int i = 0; i < 20; ++i) {
+    auto b = names.AllocateBlock({file2->id, 0, {}, "c10", {}}, now_);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    EXPECT_NE(b->targets[0].computer, "c10");
+  }
+  names.Tick(now_);
+  ASSERT_EQ(sender.copies.size(), 1u);
+  EXPECT_EQ(sender.copies[0].block, a->id);
+  EXPECT_EQ(sender.copies[0].source, "c10");
+  EXPECT_NE(sender.copies[0].target, "c10");
+  ASSERT_TRUE(names.OnBlockReceived(sender.copies[0].target, a->id, 5).ok());
+  names.OnReplicationDone(sender.copies[0].target, a->id, true, "");
+  p = names.Drain("c10");
+  EXPECT_EQ(p.sole_blocks, 0);
+  EXPECT_EQ(p.short_blocks, 0);
+  EXPECT_EQ(p.blocks, 1);  // its copy stays while it drains
+  names.Tick(now_);
+  EXPECT_EQ(sender.copies.size(), 1u);
+  EXPECT_EQ(names.ns().ReplicasOf(a->id).size(), 2u);
+
+  // Undrained, its copy counts again and the surplus is trimmed.
+  names.SetDraining("c10", false);
+  names.Tick(now_);
+  EXPECT_EQ(names.ns().ReplicasOf(a->id).size(), 1u);
+  EXPECT_EQ(names.UnderReplicatedBlocks(), 0);
+}
+
 }  // namespace
 }  // namespace copse::dfs

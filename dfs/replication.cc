@@ -20,7 +20,8 @@ const T* PickRandom(const std::vector<const T*>& pool, std::mt19937_64& rng) {
 
 struct Short {
   const ReplicatedBlock* block;
-  std::vector<std::string> live;  // live replicas (possible sources)
+  std::vector<std::string> live;  // live replicas (possible sources), draining ones included
+  int staying;                    // live replicas not on draining computers
   int missing;
 };
 
@@ -31,19 +32,23 @@ std::vector<CopyTask> PlanCopies(const std::vector<ReplicatedBlock>& blocks,
   std::vector<Short> shorts;
   for (const ReplicatedBlock& b : blocks) {
     if (b.scratch) continue;
-    int counted = 0;
+    int counted = 0, staying = 0;
     std::vector<std::string> live;
     for (const std::string& r : b.replicas) {
-      counted += state.counted.count(r) > 0;
-      if (Find(state.live, r)) live.push_back(r);
+      const bool leaving = state.draining.count(r) > 0;
+      counted += state.counted.count(r) > 0 && !leaving;
+      if (Find(state.live, r)) {
+        live.push_back(r);
+        staying += !leaving;
+      }
     }
     auto flight = state.in_flight.find(b.id);
     int pending = flight == state.in_flight.end() ? 0 : static_cast<int>(flight->second.size());
     int missing = b.replication - counted - pending;
-    if (missing > 0 && !live.empty()) shorts.push_back({&b, std::move(live), missing});
+    if (missing > 0 && !live.empty()) shorts.push_back({&b, std::move(live), staying, missing});
   }
   std::stable_sort(shorts.begin(), shorts.end(), [](const Short& a, const Short& b) {
-    if (a.live.size() != b.live.size()) return a.live.size() < b.live.size();
+    if (a.staying != b.staying) return a.staying < b.staying;
     return a.block->id < b.block->id;
   });
   std::map<std::string, int> busy = state.busy;
@@ -56,10 +61,13 @@ std::vector<CopyTask> PlanCopies(const std::vector<ReplicatedBlock>& blocks,
     auto avoid = state.avoid.find(b.id);
     for (int k = 0; k < s.missing; ++k) {
       std::set<std::string> racks;
-      for (const std::string& h : holders)
-        if (const PlacementComputer* c = Find(state.live, h)) racks.insert(c->rack);
+      for (const std::string& h : holders) {
+        const PlacementComputer* c = Find(state.live, h);
+        if (c && !state.draining.count(h)) racks.insert(c->rack);
+      }
       std::vector<const PlacementComputer*> pool, other_rack;
       for (const PlacementComputer& c : state.live) {
+        if (state.draining.count(c.name)) continue;
         if (std::find(b.replicas.begin(), b.replicas.end(), c.name) != b.replicas.end()) continue;
         if (std::find(holders.begin(), holders.end(), c.name) != holders.end()) continue;
         if (avoid != state.avoid.end() && avoid->second.count(c.name)) continue;
@@ -73,13 +81,18 @@ std::vector<CopyTask> PlanCopies(const std::vector<ReplicatedBlock>& blocks,
                                             ? PickRandom(other_rack, rng)
                                             : PickRandom(pool, rng);
       if (!target) break;
-      std::vector<const PlacementComputer*> near, far;
+      // Sources by preference: staying and in the target's rack, staying,
+      // draining and in the target's rack, draining.
+      std::vector<const PlacementComputer*> tiers[4];
       for (const std::string& r : s.live) {
         const PlacementComputer* c = Find(state.live, r);
         if (!c || busy[c->name] >= state.max_copies_per_computer) continue;
-        (c->rack == target->rack ? near : far).push_back(c);
+        tiers[(state.draining.count(r) ? 2 : 0) + (c->rack == target->rack ? 0 : 1)].push_back(c);
       }
-      const PlacementComputer* source = near.empty() ? PickRandom(far, rng) : PickRandom(near, rng);
+      const PlacementComputer* source = nullptr;
+      for (const auto& tier : tiers) {
+        if (!source) source = PickRandom(tier, rng);
+      }
       if (!source) break;
       busy[source->name]++;
       busy[target->name]++;
@@ -91,13 +104,16 @@ std::vector<CopyTask> PlanCopies(const std::vector<ReplicatedBlock>& blocks,
 }
 
 std::vector<TrimTask> PlanTrims(const std::vector<ReplicatedBlock>& blocks,
-                                const std::vector<PlacementComputer>& usable) {
+                                const std::vector<PlacementComputer>& usable,
+                                const std::set<std::string>& draining) {
   std::vector<TrimTask> out;
   for (const ReplicatedBlock& b : blocks) {
     if (b.scratch) continue;
     std::vector<const PlacementComputer*> live;
-    for (const std::string& r : b.replicas)
-      if (const PlacementComputer* c = Find(usable, r)) live.push_back(c);
+    for (const std::string& r : b.replicas) {
+      const PlacementComputer* c = Find(usable, r);
+      if (c && !draining.count(r)) live.push_back(c);
+    }
     while (static_cast<int>(live.size()) > b.replication) {
       std::map<std::string, int> per_rack;
       for (const PlacementComputer* c : live) per_rack[c->rack]++;

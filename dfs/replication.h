@@ -13,9 +13,20 @@
 // preferably in the target's rack. No computer sends or receives more than
 // `max_copies_per_computer` copies at once.
 //
+// Draining computers (`copse cluster drain`) are live but on their way out:
+// their replicas do not count toward the factor, so every block they hold
+// is short until it has its factor elsewhere; they are sources (the only
+// ones for a block they alone hold: such blocks go first, as blocks with
+// no other live replica) but never targets, and a source elsewhere is
+// preferred when there is one. Their replicas are not counted for the
+// two-racks rule either.
+//
 // Trims: a block with more live replicas than its factor loses the surplus,
 // taken from the rack holding the most replicas, never dropping below two
-// racks when it had two.
+// racks when it had two. Replicas on draining computers are neither counted
+// nor trimmed: they stay until the computer is gone or undrained (when they
+// count again and any surplus is trimmed as usual), so that an undrained
+// computer keeps its data and its tasks' locality.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -56,14 +67,18 @@ struct ReplicationState {
   // Copies each computer is already sending or receiving.
   std::map<std::string, int> busy;
   int max_copies_per_computer = 2;
+  // Live computers being drained.
+  std::set<std::string> draining;
 };
 
 std::vector<CopyTask> PlanCopies(const std::vector<ReplicatedBlock>& blocks,
                                  const ReplicationState& state, std::mt19937_64& rng);
 
 // `usable` are the computers whose replicas are live and confirmed (they
-// reported their blocks since they last came up).
+// reported their blocks since they last came up); replicas on `draining`
+// computers are left alone.
 std::vector<TrimTask> PlanTrims(const std::vector<ReplicatedBlock>& blocks,
-                                const std::vector<PlacementComputer>& usable);
+                                const std::vector<PlacementComputer>& usable,
+                                const std::set<std::string>& draining = {});
 
 }  // namespace copse::dfs

@@ -144,5 +144,55 @@ TEST(ReplicationTest, TrimsSurplusFromTheMostCrowdedRack) {
                   .empty());
 }
 
+// A drained computer's replicas do not count: its blocks are copied to
+// computers that stay, rack-aware, the ones it alone holds first, from
+// itself only when no other replica is live.
+TEST(ReplicationTest, BlocksOfADrainingComputerAreCopiedElsewhere) {
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    std::mt19937_64 rng(seed);
+    ReplicationState s = StateWithout({});
+    s.draining = {"c00"};
+    std::vector<ReplicatedBlock> blocks = {Block(1, {"c00", "c10"}, 2), Block(2, {"c00"}, 1),
+                                           Block(3, {"c01", "c10"}, 2)};
+    auto tasks = PlanCopies(blocks, s, rng);
+    ASSERT_EQ(tasks.size(), 2u);
+    EXPECT_EQ(tasks[0].block, 2u);  // no copy anywhere else: first
+    EXPECT_EQ(tasks[0].source, "c00");
+    EXPECT_EQ(tasks[1].block, 1u);
+    EXPECT_EQ(tasks[1].source, "c10");  // a replica that stays is preferred
+    // Block 1 keeps two racks: c10's copy is in r1, so the new one is in r0.
+    EXPECT_TRUE(tasks[1].target == "c01" || tasks[1].target == "c02") << tasks[1].target;
+    for (const CopyTask& t : tasks) EXPECT_NE(t.target, "c00");
+    // Once copied, nothing more is planned.
+    s.in_flight[1] = {tasks[1].target};
+    s.in_flight[2] = {tasks[0].target};
+    EXPECT_TRUE(PlanCopies(blocks, s, rng).empty());
+  }
+}
+
+TEST(ReplicationTest, NoCopyGoesToADrainingComputer) {
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    std::mt19937_64 rng(seed);
+    ReplicationState s = StateWithout({"c10"});
+    s.counted.erase("c10");
+    s.draining = {"c11", "c12"};  // r1's other computers are draining
+    auto tasks = PlanCopies({Block(1, {"c00", "c10"}, 2)}, s, rng);
+    ASSERT_EQ(tasks.size(), 1u);
+    EXPECT_TRUE(tasks[0].target == "c01" || tasks[0].target == "c02") << tasks[0].target;
+  }
+}
+
+TEST(ReplicationTest, TrimsNeverDropCopiesThatStayForOnesThatDrain) {
+  auto usable = Computers(kAll);
+  std::vector<ReplicatedBlock> blocks = {Block(1, {"c00", "c10", "c11"}, 2)};
+  // c00 drains and r1 holds the two copies that count: nothing is trimmed,
+  // not the draining copy (kept until the computer leaves) nor one that stays.
+  EXPECT_TRUE(PlanTrims(blocks, usable, {"c00"}).empty());
+  // Undrained, c00's copy counts again and r1's surplus goes.
+  auto trims = PlanTrims(blocks, usable, {});
+  ASSERT_EQ(trims.size(), 1u);
+  EXPECT_EQ(trims[0].computer, "c11");
+}
+
 }  // namespace
 }  // namespace copse::dfs

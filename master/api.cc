@@ -375,7 +375,7 @@ Json Api::BuildCluster() {
   for (ComputerView& v : cluster_.Snapshot(now)) views[v.name] = std::move(v);
   const scheduler::ClusterState& state = scheduling_.scheduler().state();
   Json racks = Json::array();
-  int slots = 0, busy = 0, live = 0;
+  int slots = 0, busy = 0, live = 0, draining = 0;
   for (size_t r = 0; r < config_.racks.size(); ++r) {
     Json computers = Json::array();
     for (int index : config_.racks[r].computers) {
@@ -395,16 +395,21 @@ Json Api::BuildCluster() {
                            {"tasks", tasks},
                            {"heartbeat_age_ms", v.last_heartbeat_ago_ms},
                            {"blocks", held["blocks"]},
-                           {"bytes_stored", held["bytes"]}});
+                           {"bytes_stored", held["bytes"]},
+                           {"draining", v.draining},
+                           {"sole_blocks", Json(nullptr)}});
+      if (v.draining) computers.back()["sole_blocks"] = dfs_.names().Drain(c.name).sole_blocks;
       slots += c.slots;
       busy += info.used;
       live += v.state == ComputerState::kLive ? 1 : 0;
+      draining += v.draining ? 1 : 0;
     }
     racks.push_back({{"id", r}, {"name", config_.racks[r].name}, {"computers", computers}});
   }
   return {{"name", config_.name}, {"computers", config_.computers.size()},
-          {"live", live},         {"slots", slots},
-          {"busy_slots", busy},   {"racks", racks}};
+          {"live", live},         {"draining", draining},
+          {"slots", slots},       {"busy_slots", busy},
+          {"racks", racks}};
 }
 
 void Api::Refresh() {

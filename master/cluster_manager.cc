@@ -23,6 +23,79 @@ ClusterManager::ClusterManager(const ClusterConfig& config, Duration timeout,
   for (const ComputerConfig& c : config.computers) computers_[c.name].config = &c;
 }
 
+namespace {
+
+constexpr char kDrainPrefix[] = "cluster/draining/";
+
+}  // namespace
+
+void ClusterManager::AddListener(MembershipListener* listener) {
+  listeners_.push_back(listener);
+  for (const std::string& c : draining_) listener->OnComputerDraining(c, true, false);
+}
+
+Status ClusterManager::LoadDrains(dfs::MetaStore& store) {
+  store_ = &store;
+  COPSE_ASSIGN_OR_RETURN(dfs::MetaStore::Entries entries, store.Scan(kDrainPrefix));
+  for (const auto& [key, value] : entries) {
+    std::string name = key.substr(sizeof(kDrainPrefix) - 1);
+    if (!computers_.count(name)) {
+      spdlog::warn("forgetting the drain of {}: the config no longer names it", name);
+      COPSE_RETURN_IF_ERROR(store.Apply({{key, std::nullopt}}));
+      continue;
+    }
+    draining_.insert(name);
+    spdlog::info("computer {} is draining (since before this master started)", name);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> ClusterManager::SetDraining(const std::string& computer, bool draining,
+                                                bool move_tasks) {
+  if (!computers_.count(computer)) {
+    return NotFound(fmt::format("computer '{}' is not in this cluster's config ({})", computer,
+                                config_.source.string()));
+  }
+  if (!draining && !IsDraining(computer)) return std::string();
+  std::string warning;
+  if (draining) {
+    int staying = 0, live = 0;
+    for (const auto& [name, e] : computers_) {
+      if (name == computer || IsDraining(name)) continue;
+      ++staying;
+      live += e.state == ComputerState::kLive ? 1 : 0;
+    }
+    if (staying == 0) {
+      return FailedPrecondition(fmt::format(
+          "draining {} would leave no computer that is not draining to run tasks and hold "
+          "blocks; undrain another first",
+          computer));
+    }
+    if (live < config_.replication) {
+      warning = fmt::format(
+          "only {} live computer(s) would be left that are not draining, fewer than the "
+          "replication factor {}: blocks keep fewer copies until more computers are back",
+          live, config_.replication);
+    }
+  }
+  if (store_ != nullptr) {
+    std::string key = kDrainPrefix + computer;
+    COPSE_RETURN_IF_ERROR(
+        store_->Apply({{key, draining ? std::optional<std::string>("1") : std::nullopt}})
+            .WithContext("recording the drain of " + computer));
+  }
+  if (draining) {
+    draining_.insert(computer);
+  } else {
+    draining_.erase(computer);
+  }
+  spdlog::info("computer {} {}", computer,
+               draining ? (move_tasks ? "is draining; its tasks are moved" : "is draining")
+                        : "is no longer draining");
+  for (MembershipListener* l : listeners_) l->OnComputerDraining(computer, draining, move_tasks);
+  return warning;
+}
+
 ClusterManager::Decision ClusterManager::Register(uint64_t session, const WorkerRegistration& reg,
                                                   Timestamp now) {
   if (reg.protocol_version != protocol_version_) {
@@ -128,6 +201,7 @@ std::vector<ComputerView> ClusterManager::Snapshot(Timestamp now) const {
       v.pid = e.worker.pid;
     }
     v.busy_slots = e.busy_slots;
+    v.draining = IsDraining(c.name);
     out.push_back(std::move(v));
   }
   return out;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "dfs/meta_store.h"
+
 namespace copse::master {
 namespace {
 
@@ -29,6 +31,9 @@ class Recorder : public MembershipListener {
  public:
   void OnComputerUp(const std::string& c) override { events.push_back("up " + c); }
   void OnComputerDown(const std::string& c) override { events.push_back("down " + c); }
+  void OnComputerDraining(const std::string& c, bool draining, bool move) override {
+    events.push_back((draining ? "drain " : "undrain ") + c + (move ? " now" : ""));
+  }
   std::vector<std::string> events;
 };
 
@@ -169,6 +174,50 @@ TEST_F(ClusterManagerTest, SnapshotReportsHeartbeatAgeAndBusySlots) {
   EXPECT_EQ(views[2].busy_slots, 2);
   EXPECT_EQ(views[2].pid, 5u);
   EXPECT_EQ(views[0].last_heartbeat_ago_ms, -1);
+}
+
+// Drains are told to listeners, refused for unknown names and for the last
+// computer that would stay, kept in the store, and told to a listener added
+// after a restart.
+TEST_F(ClusterManagerTest, DrainsAreCheckedToldAndKept) {
+  dfs::MemMetaStore store;
+  ASSERT_TRUE(cm_.LoadDrains(store).ok());
+  auto unknown = cm_.SetDraining("nosuch", true, false);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(unknown.status().message().find("'nosuch' is not in this cluster's config"),
+            std::string::npos);
+  // Nothing is live: fewer live computers than the replication factor stay.
+  auto first = cm_.SetDraining("r0-c00", true, false);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_NE(first->find("fewer than the replication factor"), std::string::npos) << *first;
+  ASSERT_TRUE(cm_.SetDraining("r0-c00", true, true).ok());  // again, moving its tasks
+  ASSERT_TRUE(cm_.SetDraining("r0-c01", true, false).ok());
+  auto last = cm_.SetDraining("r1-c00", true, false);
+  EXPECT_EQ(last.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(last.status().message().find("would leave no computer"), std::string::npos);
+  EXPECT_TRUE(cm_.IsDraining("r0-c00"));
+  EXPECT_FALSE(cm_.IsDraining("r1-c00"));
+  ASSERT_TRUE(cm_.SetDraining("r0-c01", false, false).ok());
+  ASSERT_TRUE(cm_.SetDraining("r0-c01", false, false).ok());  // not draining: nothing to tell
+  EXPECT_EQ(rec_.events, (std::vector<std::string>{"drain r0-c00", "drain r0-c00 now",
+                                                   "drain r0-c01", "undrain r0-c01"}));
+  bool drained = false;
+  for (const ComputerView& v : cm_.Snapshot(clock_.Now())) {
+    if (v.name == "r0-c00") drained = v.draining;
+    if (v.name != "r0-c00") {
+      EXPECT_FALSE(v.draining) << v.name;
+    }
+  }
+  EXPECT_TRUE(drained);
+
+  // A restarted master drains r0-c00 still, and says so to its listeners.
+  ClusterManager restarted(config_, config_.worker_timeout);
+  ASSERT_TRUE(restarted.LoadDrains(store).ok());
+  EXPECT_TRUE(restarted.IsDraining("r0-c00"));
+  EXPECT_FALSE(restarted.IsDraining("r0-c01"));
+  Recorder later;
+  restarted.AddListener(&later);
+  EXPECT_EQ(later.events, std::vector<std::string>{"drain r0-c00"});
 }
 
 }  // namespace

@@ -69,6 +69,8 @@ Status ClusterService::OnFrame(net::Connection& conn, const net::Frame& frame) {
         return OnHeartbeat(conn, root.getHeartbeat());
       case ClusterMessage::STATUS_REQUEST:
         return OnStatusRequest(conn);
+      case ClusterMessage::DRAIN_REQUEST:
+        return OnDrainRequest(conn, root.getDrainRequest());
       default:
         return InvalidArgument("unexpected cluster message for the master");
     }
@@ -122,6 +124,28 @@ Status ClusterService::OnStatusRequest(net::Connection& conn) {
     list[i].setLastHeartbeatAgoMs(v.last_heartbeat_ago_ms);
     list[i].setPid(v.pid);
     list[i].setBusySlots(static_cast<uint32_t>(v.busy_slots));
+    list[i].setDraining(v.draining);
+    if (v.draining && drain_progress_) {
+      dfs::DrainProgress p = drain_progress_(v.name);
+      list[i].setSoleBlocks(static_cast<uint32_t>(p.sole_blocks));
+      list[i].setShortBlocks(static_cast<uint32_t>(p.short_blocks));
+    }
+  }
+  Send(conn, reply);
+  return Status::Ok();
+}
+
+Status ClusterService::OnDrainRequest(net::Connection& conn, proto::DrainRequest::Reader r) {
+  std::string computer = r.getComputer();
+  Result<std::string> done = cluster_.SetDraining(computer, r.getDrain(), r.getMoveTasks());
+  capnp::MallocMessageBuilder reply;
+  auto dr = reply.initRoot<ClusterMessage>().initDrainReply();
+  if (done.ok()) {
+    dr.setCode(0);
+    dr.setMessage(*done);
+  } else {
+    dr.setCode(static_cast<uint16_t>(done.status().code()));
+    dr.setMessage(done.status().message());
   }
   Send(conn, reply);
   return Status::Ok();

@@ -1,6 +1,8 @@
 // ClusterService: the cluster protocol (proto/cluster.capnp) on the master —
 // worker registration and heartbeats, status for clients — adapted onto the
-// ClusterManager, and the timer that declares silent workers dead. A worker
+// ClusterManager, and the timer that declares silent workers dead. Clients
+// also drain and undrain computers here (ClusterManager::SetDraining); the
+// status says how far each draining computer's blocks are. A worker
 // that registers is announced to the WorkerListeners (the DFS service attaches
 // its connection, the scheduling service adopts the tasks it lists).
 // Thread-safety: everything runs on the master's io_context thread.
@@ -8,12 +10,14 @@
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/config.h"
 #include "common/tasks.h"
+#include "dfs/name_service.h"
 #include "master/cluster_manager.h"
 #include "master/protocol_service.h"
 #include "proto/cluster.capnp.h"
@@ -43,6 +47,11 @@ class ClusterService final : public ProtocolService {
 
   // REQUIRES: the listener outlives the service.
   void AddWorkerListener(WorkerListener* l) { listeners_.push_back(l); }
+  // How far a draining computer is (NameService::Drain); without it the
+  // status reports no block counts.
+  void set_drain_progress(std::function<dfs::DrainProgress(const std::string&)> fn) {
+    drain_progress_ = std::move(fn);
+  }
   // Starts the timer that declares silent workers dead.
   void Start();
   void Stop();
@@ -58,12 +67,14 @@ class ClusterService final : public ProtocolService {
   Status OnRegister(net::Connection& conn, proto::RegisterRequest::Reader r);
   Status OnHeartbeat(net::Connection& conn, proto::Heartbeat::Reader hb);
   Status OnStatusRequest(net::Connection& conn);
+  Status OnDrainRequest(net::Connection& conn, proto::DrainRequest::Reader r);
 
   const ClusterConfig& config_;
   ClusterManager& cluster_;
   const Clock& clock_;
   Timestamp started_;
   std::vector<WorkerListener*> listeners_;
+  std::function<dfs::DrainProgress(const std::string&)> drain_progress_;
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

@@ -140,6 +140,11 @@ void DfsService::OnComputerDown(const std::string& computer) {
   names_.OnComputerDown(computer, clock_.Now());
 }
 
+void DfsService::OnComputerDraining(const std::string& computer, bool draining,
+                                    bool /*move_tasks*/) {
+  names_.SetDraining(computer, draining);
+}
+
 void DfsService::Tick() {
   names_.Tick(clock_.Now());
   ReleaseHeld();

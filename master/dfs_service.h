@@ -61,6 +61,7 @@ class DfsService final : public ProtocolService,
   // MembershipListener
   void OnComputerUp(const std::string& computer) override;
   void OnComputerDown(const std::string& computer) override;
+  void OnComputerDraining(const std::string& computer, bool draining, bool move_tasks) override;
   // WorkerListener: the worker's connection carries its notices and our commands.
   void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
                           const WorkerTasks& tasks) override;

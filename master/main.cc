@@ -95,9 +95,12 @@ int main(int argc, char** argv) {
 
   copse::master::ClusterManager cluster(config, config.worker_timeout,
                                         copse::proto::SCHEDULING_PROTOCOL_VERSION);
+  if (s = cluster.LoadDrains(**meta); !s.ok()) return Fail(s);
   copse::master::ClusterService cluster_service(io, config, cluster, clock);
   copse::master::DfsService dfs(io, config, clock, **meta, cluster);
   if (s = dfs.Load(); !s.ok()) return Fail(s);
+  cluster_service.set_drain_progress(
+      [&dfs](const std::string& computer) { return dfs.names().Drain(computer); });
   cluster.AddListener(&dfs);
   cluster_service.AddWorkerListener(&dfs);
 

@@ -792,4 +792,10 @@ void SchedulingService::OnComputerDown(const std::string& computer) {
   if (id >= 0) Handle(scheduler::ComputerDown{id});
 }
 
+void SchedulingService::OnComputerDraining(const std::string& computer, bool draining,
+                                           bool move_tasks) {
+  int id = ComputerId(computer);
+  if (id >= 0) Handle(scheduler::ComputerDraining{id, draining, move_tasks});
+}
+
 }  // namespace copse::master

@@ -181,6 +181,7 @@ class SchedulingService final : public scheduler::DecisionSink,
   void TaskExited(const std::string& computer, const TaskExitReport& exit);
   void OnComputerUp(const std::string& computer) override;
   void OnComputerDown(const std::string& computer) override;
+  void OnComputerDraining(const std::string& computer, bool draining, bool move_tasks) override;
 
   // Ends recovery now (also on a timer).
   void EndRecovery();

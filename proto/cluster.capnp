@@ -58,6 +58,12 @@ struct ComputerStatus {
   lastHeartbeatAgoMs @5 :Int64;    # -1 when none was ever received
   pid @6 :UInt32;                  # the worker process, when known
   busySlots @7 :UInt32;
+  draining @8 :Bool;               # being drained (copse cluster drain)
+  # While draining: committed DFS blocks it holds that no live computer
+  # that is not draining holds (lost if it died now), and those with fewer
+  # than their factor of such copies (the sole ones included).
+  soleBlocks @9 :UInt32;
+  shortBlocks @10 :UInt32;
 }
 
 # master -> client
@@ -68,6 +74,20 @@ struct ClusterStatus {
   computers @3 :List(ComputerStatus);
 }
 
+# client -> master: begin (drain) or end (not drain) draining a computer.
+# Safe to send twice.
+struct DrainRequest {
+  computer @0 :Text;
+  drain @1 :Bool;
+  moveTasks @2 :Bool;  # kill its running worker tasks so that they run elsewhere
+}
+
+# master -> client
+struct DrainReply {
+  code @0 :UInt16;   # 0: done; else the StatusCode of the refusal
+  message @1 :Text;  # why it was refused, or a warning when done
+}
+
 struct ClusterMessage {
   union {
     register @0 :RegisterRequest;
@@ -76,5 +96,7 @@ struct ClusterMessage {
     heartbeatReply @3 :HeartbeatReply;
     statusRequest @4 :StatusRequest;
     status @5 :ClusterStatus;
+    drainRequest @6 :DrainRequest;
+    drainReply @7 :DrainReply;
   }
 }

@@ -65,7 +65,7 @@ JobInfo& ClusterState::MutableJob(JobId id) { return const_cast<JobInfo&>(job(id
 TaskInfo& ClusterState::MutableTask(TaskId id) { return const_cast<TaskInfo&>(task(id)); }
 
 int ClusterState::WorkerSlots() const {
-  return std::max(0, up_slots_ - admitted_roots_ - killing_);
+  return std::max(0, up_slots_ + held_slots_ - admitted_roots_ - killing_);
 }
 
 std::vector<ComputerId> ClusterState::ComputersWithFreeSlots() const {
@@ -178,7 +178,8 @@ void ClusterState::Occupy(TaskInfo& t, ComputerId c) {
   ComputerInfo& m = computers_[c];
   assert(m.up && m.used < m.spec.slots);
   ++m.used;
-  --free_slots_;
+  if (m.usable()) --free_slots_;
+  if (m.up && m.draining) ++held_slots_;
   if (t.root) ++m.roots;
   m.tasks.push_back(t.id);
   t.computer = c;
@@ -188,7 +189,8 @@ void ClusterState::Vacate(TaskInfo& t) {
   if (t.computer == kNoComputer) return;
   ComputerInfo& m = computers_[t.computer];
   --m.used;
-  if (m.up) ++free_slots_;
+  if (m.usable()) ++free_slots_;
+  if (m.up && m.draining) --held_slots_;
   if (t.root) --m.roots;
   if (t.state == TaskState::kKillRequested) --m.killing;
   m.tasks.erase(std::find(m.tasks.begin(), m.tasks.end(), t.id));
@@ -259,18 +261,29 @@ void ClusterState::AdoptRunning(TaskId id, ComputerId c, Timestamp since, Timest
   CountState(t, +1);
 }
 
+void ClusterState::CountSlots(const ComputerInfo& m, int sign) {
+  if (m.usable()) {
+    up_slots_ += sign * m.spec.slots;
+    free_slots_ += sign * (m.spec.slots - m.used);
+  } else if (m.up) {
+    held_slots_ += sign * m.used;
+  }
+}
+
 void ClusterState::SetComputerUp(ComputerId c, bool up) {
   ComputerInfo& m = computers_[c];
   if (m.up == up) return;
-  int free = m.spec.slots - m.used;
-  if (up) {
-    up_slots_ += m.spec.slots;
-    free_slots_ += free;
-  } else {
-    up_slots_ -= m.spec.slots;
-    free_slots_ -= free;
-  }
+  CountSlots(m, -1);
   m.up = up;
+  CountSlots(m, +1);
+}
+
+void ClusterState::SetComputerDraining(ComputerId c, bool draining) {
+  ComputerInfo& m = computers_[c];
+  if (m.draining == draining) return;
+  CountSlots(m, -1);
+  m.draining = draining;
+  CountSlots(m, +1);
 }
 
 }  // namespace copse::scheduler

@@ -87,12 +87,22 @@ struct JobInfo {
 struct ComputerInfo {
   ComputerSpec spec;
   bool up = true;
+  // Being drained (`copse cluster drain`): while up it keeps the tasks that
+  // occupy its slots but takes no new one, and its slots leave up_slots()
+  // and free_slots_total() as a down computer's do.
+  bool draining = false;
   int used = 0;     // slots taken (start-requested, running, kill-requested; roots included)
   int roots = 0;    // root tasks here
   int killing = 0;  // kill-requested tasks here
   std::vector<TaskId> tasks;  // tasks occupying slots here
 
-  int free_slots() const { return up ? spec.slots - used : 0; }
+  // Slots a new task may take: none while down or draining.
+  int free_slots() const { return usable() ? spec.slots - used : 0; }
+  // Slots not taken while up, draining or not: where a task a restarted
+  // master finds running may be adopted.
+  int open_slots() const { return up ? spec.slots - used : 0; }
+  // Up and not draining: its slots count in the cluster's totals.
+  bool usable() const { return up && !draining; }
 };
 
 class ClusterState {
@@ -116,12 +126,15 @@ class ClusterState {
   // Admitted jobs in admission order.
   const std::vector<JobId>& admitted_jobs() const { return admitted_; }
   int num_admitted() const { return static_cast<int>(admitted_.size()); }
-  // Slots on computers that are up.
+  // Slots on computers that are up and not draining.
   int up_slots() const { return up_slots_; }
   int free_slots_total() const { return free_slots_; }
-  // Slots available to worker tasks: up slots minus one per admitted job's
-  // root (placed or waiting) minus slots held by orphans being killed (tasks
-  // of jobs that are gone). The M of fair shares. A task being preempted
+  // Slots available to worker tasks: up slots, plus the slots taken on up
+  // draining computers (their tasks still run there), minus one per admitted
+  // job's root (placed or waiting) minus slots held by orphans being killed
+  // (tasks of jobs that are gone). The M of fair shares: a drain shrinks it
+  // as the drained computer's tasks end, so that starting a drain does not
+  // make the jobs running there look over their shares. A task being preempted
   // still counts in its job's demand and its slot comes back, so a round
   // that runs while kills are in flight computes the same shares.
   int WorkerSlots() const;
@@ -159,6 +172,8 @@ class ClusterState {
   // Adopts a task as running on `c` since `since`.
   void AdoptRunning(TaskId id, ComputerId c, Timestamp since, Timestamp now);
   void SetComputerUp(ComputerId c, bool up);
+  // Marks `c` draining or not; the tasks there stay where they are.
+  void SetComputerDraining(ComputerId c, bool draining);
 
  private:
   TaskInfo& MutableTask(TaskId id);
@@ -167,6 +182,9 @@ class ClusterState {
   void Vacate(TaskInfo& t);
   void CloseSpan(TaskInfo& t, Timestamp now);
   void CountState(const TaskInfo& t, int delta);
+  // Adds (sign 1) or removes (-1) the computer's slots from the totals, if
+  // it is usable.
+  void CountSlots(const ComputerInfo& m, int sign);
 
   Topology topology_;
   std::vector<ComputerInfo> computers_;
@@ -179,6 +197,7 @@ class ClusterState {
   uint64_t next_placed_seq_ = 1;
   int up_slots_ = 0;
   int free_slots_ = 0;
+  int held_slots_ = 0;  // slots taken on up, draining computers
   int admitted_roots_ = 0;
   int killing_ = 0;
 };

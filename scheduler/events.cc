@@ -35,6 +35,7 @@ const char* EventName(const Event& e) {
         if constexpr (std::is_same_v<T, TaskAdopted>) return "TaskAdopted";
         if constexpr (std::is_same_v<T, ComputerUp>) return "ComputerUp";
         if constexpr (std::is_same_v<T, ComputerDown>) return "ComputerDown";
+        if constexpr (std::is_same_v<T, ComputerDraining>) return "ComputerDraining";
         return "Timer";
       },
       e);
@@ -48,6 +49,9 @@ std::string ToString(const Event& e) {
         if constexpr (requires { x.task; }) what += " task " + std::to_string(x.task);
         if constexpr (requires { x.job; }) what += " job " + std::to_string(x.job);
         if constexpr (requires { x.computer; }) what += " computer " + std::to_string(x.computer);
+        if constexpr (std::is_same_v<T, ComputerDraining>) {
+          what += x.draining ? (x.move_tasks ? " (moving its tasks)" : "") : " (undrained)";
+        }
         (void)sizeof(T);
       },
       e);

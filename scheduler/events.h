@@ -140,12 +140,25 @@ struct ComputerUp {
 struct ComputerDown {
   ComputerId computer = 0;
 };
+// An operator drains a computer (`copse cluster drain`) or gives it back
+// (`draining` false). A draining computer stays up but no task is started
+// there: the tasks it runs finish there, or, with `move_tasks`, its placed
+// worker tasks get kKillTask decisions and wait again (preempted: they keep
+// their attempts' times) to run elsewhere. A root task is never moved: it
+// holds the job's state, so it finishes where it runs (or is lost with its
+// computer, as any root). A drained computer that goes down and comes back
+// up is still draining.
+struct ComputerDraining {
+  ComputerId computer = 0;
+  bool draining = true;
+  bool move_tasks = false;
+};
 // Time passed. The driver sends it at Scheduler::NextWakeup() (or more often).
 struct Timer {};
 
 using Event = std::variant<JobSubmitted, JobFinished, RootFailed, TaskSubmitted, TaskStarted,
                            TaskStartFailed, TaskCompleted, TaskFailed, TaskWithdrawn, TaskKilled,
-                           TaskAdopted, ComputerUp, ComputerDown, Timer>;
+                           TaskAdopted, ComputerUp, ComputerDown, ComputerDraining, Timer>;
 
 // ---- Decisions: what the master (or simulator) should do. ----
 struct Decision {

@@ -41,6 +41,7 @@ struct Change {
     kTaskRemoved,        // task: forgotten (completed, failed, lost); `task` is its last state
     kComputerUp,         // computer
     kComputerDown,       // computer (its tasks were removed or re-queued first)
+    kComputerDraining,   // computer: began or stopped draining (ComputerInfo::draining)
   };
   // Why a task was removed.
   enum class Reason { kNone, kCompleted, kFailed, kKilled, kLost, kJobGone };

@@ -79,6 +79,9 @@ void QuincyPolicy::Observe(const ClusterState& s, const Change& ch, Timestamp no
       }
       break;
     }
+    case Change::Kind::kComputerDraining:
+      drain_changed_ = true;
+      break;
     case Change::Kind::kTaskKillRequested:
     case Change::Kind::kTaskRemoved:
       if (position_.count(t->id) == 0) break;
@@ -113,7 +116,10 @@ void QuincyPolicy::RemoveMember(TaskId id) {
 void QuincyPolicy::UpdateCapacities(const ClusterState& s) {
   for (ComputerId c = 0; c < s.num_computers(); ++c) {
     const ComputerInfo& m = s.computer(c);
-    graph_.SetComputerCapacity(c, m.up ? m.spec.slots - m.killing : 0);
+    // A draining computer holds the tasks placed there (its roots
+    // included) and no more, so the flow places nothing new there.
+    const int slots = m.draining ? m.used : m.spec.slots;
+    graph_.SetComputerCapacity(c, m.up ? slots - m.killing : 0);
   }
 }
 
@@ -130,14 +136,20 @@ void QuincyPolicy::UpdateCosts(const ClusterState& s, Timestamp now) {
       clock_at_ = clock;
     }
   }
-  // Whether a task may move changes with its state or the regime only.
-  const bool all_movable = regime_changed_;
-  regime_changed_ = false;
+  // Whether a task may move changes with its state, the regime or a drain
+  // only. A task on a draining computer is never moved by the flow: it
+  // finishes there (a drain that moves tasks kills them itself), and its
+  // slot could not be given to another task anyway.
+  const bool all_movable = regime_changed_ || drain_changed_;
+  regime_changed_ = drain_changed_ = false;
   for (Member& m : members_) {
     const TaskInfo& t = *m.info;
     const TaskId id = m.id;
     if (t.root) continue;
-    if (m.stale || all_movable) graph_.SetTaskMovable(id, preemptive() || !t.placed());
+    if (m.stale || all_movable) {
+      const bool stays = t.placed() && s.computer(t.computer).draining;
+      graph_.SetTaskMovable(id, (preemptive() && !stays) || !t.placed());
+    }
     if (m.stale) {
       m.stale = false;
       TaskTimes times{t.WaitTime(now), t.RunTime(now)};

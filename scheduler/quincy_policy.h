@@ -161,6 +161,7 @@ class QuincyPolicy final : public Policy {
   std::optional<Timestamp> clock_at_;  // the hint's clock at the last shift
   bool dirty_ = true;
   bool regime_changed_ = false;  // every task's movability is set anew
+  bool drain_changed_ = false;   // the same, after a computer began or stopped draining
   std::optional<Timestamp> last_round_;
   QuincyRoundStats stats_;
   // For explanations: when the last solve ran (unset while a round is under

@@ -16,7 +16,7 @@ ComputerId RootPlacer::Choose(const ClusterState& s, const SlotLedger& ledger) {
   std::vector<ComputerId> any, free;
   for (ComputerId c = 0; c < s.num_computers(); ++c) {
     const ComputerInfo& m = s.computer(c);
-    if (!m.up || m.roots > 0 || taken.count(c)) continue;
+    if (!m.usable() || m.roots > 0 || taken.count(c)) continue;
     any.push_back(c);
     if (ledger.free(c) > 0) free.push_back(c);
   }
@@ -46,7 +46,7 @@ void RootPlacer::Place(const ClusterState& s, SlotLedger& ledger, std::vector<De
       continue;
     }
     auto it = reserved_.find(job);
-    if (it != reserved_.end() && !s.computer(it->second).up) {
+    if (it != reserved_.end() && !s.computer(it->second).usable()) {
       reserved_.erase(it);
       it = reserved_.end();
     }

@@ -1,8 +1,8 @@
 // RootPlacer: where a newly admitted job's root task runs under the policies
 // that have no flow graph to decide it. Quincy §3.1: a computer chosen at
-// random among the up computers not already running a root task; a worker
-// task running there is killed and re-queued, and the root starts once the
-// kill is confirmed (the computer stays reserved for it meanwhile). With
+// random among the up computers not already running a root task (nor
+// draining); a worker task running there is killed and re-queued, and the
+// root starts once the kill is confirmed (the computer stays reserved for it meanwhile). With
 // `prefer_free`, computers with a free slot are drawn from first, so a worker
 // is killed only when no such computer exists.
 // Randomness comes only from the seed; draws use `rng() % n`, which gives the

@@ -132,6 +132,7 @@ Status Scheduler::Dispatch(const Event& event) {
         if constexpr (std::is_same_v<T, TaskAdopted>) return OnTaskAdopted(e);
         if constexpr (std::is_same_v<T, ComputerUp>) return OnComputerUp(e);
         if constexpr (std::is_same_v<T, ComputerDown>) return OnComputerDown(e);
+        if constexpr (std::is_same_v<T, ComputerDraining>) return OnComputerDraining(e);
         return Status::Ok();  // Timer: only time passes
       },
       event);
@@ -397,7 +398,8 @@ Status Scheduler::OnTaskAdopted(const TaskAdopted& e) {
                               TaskStateName(t->state) + " elsewhere");
   }
   bool here = t != nullptr && t->computer == e.computer;
-  if (!here && state_.computer(e.computer).free_slots() == 0) {
+  // A draining computer keeps what runs there, so it adopts too.
+  if (!here && state_.computer(e.computer).open_slots() == 0) {
     return ResourceExhausted("TaskAdopted: computer " + std::to_string(e.computer) +
                              " has no free slot; kill the task");
   }
@@ -454,6 +456,28 @@ Status Scheduler::OnComputerDown(const ComputerDown& e) {
   }
   state_.SetComputerUp(e.computer, false);
   Notify(Change::Kind::kComputerDown, 0, nullptr, e.computer);
+  return Status::Ok();
+}
+
+Status Scheduler::OnComputerDraining(const ComputerDraining& e) {
+  if (e.computer < 0 || e.computer >= state_.num_computers()) {
+    return NotFound("ComputerDraining: no computer " + std::to_string(e.computer));
+  }
+  const bool changed = state_.computer(e.computer).draining != e.draining;
+  state_.SetComputerDraining(e.computer, e.draining);
+  int moved = 0;
+  if (e.draining && e.move_tasks) {
+    std::vector<TaskId> here = state_.computer(e.computer).tasks;
+    for (TaskId id : here) {
+      const TaskInfo& t = state_.task(id);
+      if (t.root || !t.placed()) continue;             // roots finish where they run
+      state_.RequestKill(id, /*orphan=*/false, now_);  // preempted: it waits again when gone
+      pending_.push_back({Decision::Kind::kKillTask, t.job, id, e.computer, false});
+      Notify(Change::Kind::kTaskKillRequested, t.job, &t, e.computer);
+      ++moved;
+    }
+  }
+  if (changed || moved > 0) Notify(Change::Kind::kComputerDraining, 0, nullptr, e.computer);
   return Status::Ok();
 }
 

@@ -127,6 +127,7 @@ class Scheduler {
   Status OnTaskAdopted(const TaskAdopted& e);
   Status OnComputerUp(const ComputerUp& e);
   Status OnComputerDown(const ComputerDown& e);
+  Status OnComputerDraining(const ComputerDraining& e);
 
   Result<const TaskInfo*> LookupTask(TaskId id, const char* event) const;
   void AdmitReady();

@@ -203,6 +203,30 @@ TEST(SchedulerTest, RestartedMasterAdoptsRunningTasks) {
   ASSERT_TRUE(s->Handle(TaskCompleted{10}, Sec(1)).ok());
 }
 
+// A restarted master learns of a drain before its workers report what they
+// run: a draining computer adopts its tasks (it holds them; it only takes no
+// new ones), and the slot counts follow.
+TEST(SchedulerTest, DrainingComputerAdoptsRunningTasksAndCountsSlots) {
+  auto s = MakeAdmitting("G", Topology::Uniform(1, 2, 2));
+  ASSERT_TRUE(s->Handle(ComputerDraining{0, true, false}, Sec(0)).ok());
+  EXPECT_EQ(s->state().up_slots(), 2);
+  EXPECT_EQ(s->state().free_slots_total(), 2);
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  ASSERT_TRUE(s->Handle(TaskAdopted{10, 1, 0, Sec(-3), {}}, Sec(0)).ok());
+  EXPECT_EQ(s->state().task(10).computer, 0);
+  EXPECT_EQ(s->state().free_slots_total(), 2);
+  EXPECT_EQ(s->state().WorkerSlots(), 3);
+  ASSERT_TRUE(s->Handle(ComputerDown{0}, Sec(1)).ok());
+  EXPECT_EQ(s->state().WorkerSlots(), 2);
+  ASSERT_TRUE(s->Handle(ComputerUp{0}, Sec(2)).ok());
+  EXPECT_TRUE(s->state().computer(0).draining);  // still draining
+  EXPECT_EQ(s->state().free_slots_total(), 2);
+  ASSERT_TRUE(s->Handle(ComputerDraining{0, false, false}, Sec(3)).ok());
+  EXPECT_EQ(s->state().free_slots_total(), 4);
+  EXPECT_EQ(s->state().up_slots(), 4);
+  EXPECT_EQ(s->Handle(ComputerDraining{7, true, false}, Sec(3)).code(), StatusCode::kNotFound);
+}
+
 TEST(SchedulerTest, BadPolicyConfigsNameTheKey) {
   SchedulerOptions o;
   o.policy.policy = "QQ";
@@ -419,6 +443,124 @@ TEST_P(EveryPolicyTest, RunsWorkloadToCompletionDeterministically) {
   auto first = PlayMixedWorkload(GetParam());
   auto second = PlayMixedWorkload(GetParam());
   EXPECT_EQ(first, second);
+}
+
+// Rounds at `t` and again 10 s later (GFH and GFPH hold a job back for
+// Δ_H = 5 s after it was blocked), each until the policy decides nothing
+// more, with every start confirmed at once. Returns the decisions.
+std::vector<Decision> ConfirmedRounds(Scheduler& s, double t) {
+  std::vector<Decision> all;
+  for (double at : {t, t + 10}) {
+    EXPECT_TRUE(s.Handle(Timer{}, Sec(at)).ok());
+    for (int round = 0; round < 10; ++round) {
+      auto d = s.Schedule(Sec(at));
+      EXPECT_TRUE(d.ok()) << d.status().ToString();
+      if (!d.ok() || d->empty()) break;
+      for (const Decision& x : *d) {
+        all.push_back(x);
+        if (x.kind == Decision::Kind::kStartTask) {
+          EXPECT_TRUE(s.Handle(TaskStarted{x.task}, Sec(at)).ok());
+        }
+      }
+    }
+  }
+  return all;
+}
+
+// Ends every worker task on `c` with `event` (TaskCompleted or TaskKilled).
+template <typename Event>
+void EndTasksOn(Scheduler& s, ComputerId c, double t) {
+  std::vector<TaskId> here = s.state().computer(c).tasks;
+  for (TaskId id : here) {
+    if (!s.state().task(id).root) {
+      ASSERT_TRUE(s.Handle(Event{id}, Sec(t)).ok());
+    }
+  }
+}
+
+int CountOn(const std::vector<Decision>& ds, Decision::Kind k, ComputerId c) {
+  int n = 0;
+  for (const Decision& d : Of(ds, k)) n += d.computer == c ? 1 : 0;
+  return n;
+}
+
+// Two computers of two slots, full of one job's tasks; computer 0 is
+// drained. Its tasks run on (none is killed, here or elsewhere), no task
+// starts there while it drains, and it takes tasks again once undrained.
+TEST_P(EveryPolicyTest, DrainedComputerKeepsItsTasksAndTakesNoNewOnes) {
+  auto s = MakeAdmitting(GetParam(), Topology::Uniform(1, 2, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0), Sec(0)).ok());
+  for (TaskId t = 1; t <= 4; ++t) ASSERT_TRUE(s->Handle(TaskSubmitted{t, 1, {}}, Sec(0)).ok());
+  auto d = ConfirmedRounds(*s, 0);
+  ASSERT_EQ(CountOn(d, Decision::Kind::kStartTask, 0), 2);
+  ASSERT_EQ(CountOn(d, Decision::Kind::kStartTask, 1), 2);
+
+  ASSERT_TRUE(s->Handle(ComputerDraining{0, true, false}, Sec(20)).ok());
+  EXPECT_TRUE(s->state().computer(0).draining);
+  EXPECT_EQ(s->state().up_slots(), 2);
+  EXPECT_EQ(s->state().WorkerSlots(), 4);  // its tasks still run there
+  for (TaskId t = 5; t <= 7; ++t) ASSERT_TRUE(s->Handle(TaskSubmitted{t, 1, {}}, Sec(20)).ok());
+  d = ConfirmedRounds(*s, 20);
+  EXPECT_TRUE(d.empty()) << ToString(d.front());
+  EXPECT_EQ(s->state().computer(0).tasks.size(), 2u);
+
+  EndTasksOn<TaskCompleted>(*s, 0, 40);
+  EXPECT_EQ(s->state().free_slots_total(), 0);  // its slots do not come back
+  EXPECT_EQ(s->state().WorkerSlots(), 2);
+  d = ConfirmedRounds(*s, 40);
+  EXPECT_TRUE(d.empty()) << ToString(d.front());
+
+  std::vector<TaskId> on1 = s->state().computer(1).tasks;
+  ASSERT_TRUE(s->Handle(TaskCompleted{on1[0]}, Sec(60)).ok());
+  d = ConfirmedRounds(*s, 60);
+  EXPECT_EQ(CountOn(d, Decision::Kind::kStartTask, 1), 1);
+  EXPECT_EQ(Of(d, Decision::Kind::kStartTask).size(), 1u);
+  EXPECT_TRUE(Of(d, Decision::Kind::kKillTask).empty());
+
+  ASSERT_TRUE(s->Handle(ComputerDraining{0, false, false}, Sec(80)).ok());
+  EXPECT_EQ(s->state().up_slots(), 4);
+  d = ConfirmedRounds(*s, 80);
+  EXPECT_EQ(CountOn(d, Decision::Kind::kStartTask, 0), 2);
+  EXPECT_TRUE(Of(d, Decision::Kind::kKillTask).empty());
+}
+
+// With `move_tasks` (`copse cluster drain --now`) the drained computer's
+// worker tasks are killed and wait again; they run elsewhere, never there.
+// A root stays where it runs.
+TEST_P(EveryPolicyTest, DrainThatMovesTasksRequeuesThemElsewhere) {
+  auto s = MakeAdmitting(GetParam(), Topology::Uniform(1, 3, 2));
+  ASSERT_TRUE(s->Handle(Job(1, 0, /*root=*/true), Sec(0)).ok());
+  auto d = ConfirmedRounds(*s, 0);
+  ASSERT_EQ(Of(d, Decision::Kind::kStartTask).size(), 1u);
+  const ComputerId root_at = Of(d, Decision::Kind::kStartTask)[0].computer;
+  for (TaskId t = 1; t <= 5; ++t) ASSERT_TRUE(s->Handle(TaskSubmitted{t, 1, {}}, Sec(11)).ok());
+  d = ConfirmedRounds(*s, 11);
+  ASSERT_EQ(Of(d, Decision::Kind::kStartTask).size(), 5u);
+  ASSERT_EQ(s->state().free_slots_total(), 0);
+
+  ASSERT_TRUE(s->Handle(ComputerDraining{root_at, true, true}, Sec(30)).ok());
+  d = ConfirmedRounds(*s, 30);
+  std::vector<Decision> kills = Of(d, Decision::Kind::kKillTask);
+  ASSERT_EQ(kills.size(), 1u);  // the worker beside the root
+  EXPECT_EQ(kills[0].computer, root_at);
+  EXPECT_FALSE(kills[0].root);
+  EXPECT_TRUE(Of(d, Decision::Kind::kStartTask).empty());
+  const TaskId moved = kills[0].task;
+  ASSERT_TRUE(s->Handle(TaskKilled{moved}, Sec(45)).ok());
+  EXPECT_EQ(s->state().task(moved).state, TaskState::kWaiting);
+  d = ConfirmedRounds(*s, 45);
+  EXPECT_TRUE(d.empty()) << ToString(d.front());  // every other slot is taken
+
+  const ComputerId other = (root_at + 1) % 3;
+  EndTasksOn<TaskCompleted>(*s, other, 60);
+  d = ConfirmedRounds(*s, 60);
+  std::vector<Decision> starts = Of(d, Decision::Kind::kStartTask);
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].task, moved);
+  EXPECT_EQ(starts[0].computer, other);
+  EXPECT_TRUE(Of(d, Decision::Kind::kKillTask).empty());
+  EXPECT_EQ(s->state().task(1001).computer, root_at);  // the root ran on
+  EXPECT_EQ(s->state().task(1001).state, TaskState::kRunning);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, EveryPolicyTest, ::testing::ValuesIn(PolicyNames()),

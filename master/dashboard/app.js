@@ -76,7 +76,8 @@ function useColour(busy, slots) {
 function renderCluster(c) {
   document.getElementById('cluster-name').textContent = c.name;
   document.getElementById('summary').textContent =
-      `${c.live} of ${c.computers} computers live, ${c.busy_slots} of ${c.slots} slots busy`;
+      `${c.live} of ${c.computers} computers live, ${c.busy_slots} of ${c.slots} slots busy` +
+      (c.draining ? `, ${c.draining} draining` : '');
   const racks = document.getElementById('racks');
   racks.replaceChildren();
   for (const r of c.racks) {
@@ -84,11 +85,13 @@ function renderCluster(c) {
     const box = el('div', {class: 'rack'}, el('h4', {}, r.name));
     for (const m of r.computers) {
       state.computers[m.id] = m.name;
+      const drain = m.draining ? `, draining (${m.sole_blocks} blocks held nowhere else)` : '';
       box.append(el('div', {
-        class: 'computer ' + m.state, style: `background:${useColour(m.busy_slots, m.slots)}`,
-        title: `${m.name}: ${m.state}, heartbeat ${m.heartbeat_age_ms} ms ago, ` +
+        class: 'computer ' + m.state + (m.draining ? ' draining' : ''),
+        style: `background:${useColour(m.busy_slots, m.slots)}`,
+        title: `${m.name}: ${m.state}${drain}, heartbeat ${m.heartbeat_age_ms} ms ago, ` +
                `${m.blocks} blocks, ${mb(m.bytes_stored)} MB, tasks ${m.tasks.join(' ')}`,
-      }, `${m.name} ${m.busy_slots}/${m.slots}`));
+      }, `${m.name} ${m.busy_slots}/${m.slots}` + (m.draining ? ' draining' : '')));
     }
     racks.append(box);
   }
