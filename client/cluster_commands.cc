@@ -263,6 +263,14 @@ int ClusterDown(const ClusterConfig& config) {
   return 0;
 }
 
+int ClusterRollingRestart(const ClusterConfig& config, const RestartOptions& options) {
+  if (!AllDaemonsHere(config)) return RemoteRollingRestart(config, options);
+  std::cerr << "copse cluster restart: every daemon of cluster " << config.name
+            << " is on this machine; restart it with `copse cluster down` and `copse cluster up` "
+               "(a rolling restart is for a cluster on several hosts: docs/deploy.md)\n";
+  return 2;
+}
+
 int ClusterHostsStatus(const ClusterConfig& config, bool json) {
   if (!AllDaemonsHere(config)) return RemoteHostsStatus(config, json);
   auto procs = ReadPidFile(PidFilePath(config));
@@ -415,6 +423,9 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
     int timeout_s = 30;
     bool json = false;
     bool hosts = false;
+    bool rolling = false;
+    RestartOptions restart;
+    int restart_timeout_s = 120;
     std::string units_dir = ".";
     std::string logs_of;
     int lines = 50;
@@ -464,6 +475,24 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
                 << "  systemctl enable --now " << UnitName(c, "COMPUTER")
                 << "   (each computer's host)\n";
       return 0;
+    });
+  });
+  auto* restart = cluster->add_subcommand(
+      "restart", "restart the master, then one worker at a time (docs/deploy.md)");
+  restart->add_flag("--rolling", o.rolling, "one daemon at a time, jobs keep running (required)")
+      ->required();
+  restart->add_flag("--install", o.restart.install,
+                    "ship the install this copse runs from first (preflight included)");
+  restart
+      ->add_option("--timeout", o.restart_timeout_s,
+                   "seconds for each daemon to come back and the DFS to heal")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  restart->fallthrough();
+  commands.Add(restart, [&o, &g] {
+    return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
+      o.restart.timeout = std::chrono::seconds(o.restart_timeout_s);
+      return ClusterRollingRestart(c, o.restart);
     });
   });
   auto* logs = cluster->add_subcommand("logs", "the last lines of a daemon's log");

@@ -17,12 +17,19 @@ struct UpOptions {
   bool netns = false;                // each computer in its own network namespace (client/netns.h)
 };
 
+struct RestartOptions {
+  bool install = false;  // ship this copse's install first
+  std::chrono::seconds timeout{120};  // for each daemon to come back, and the DFS to heal
+};
+
 int ClusterUp(const ClusterConfig& config, const UpOptions& options);
 int ClusterDown(const ClusterConfig& config);
 // Waits up to `master_wait` for a master that does not answer.
 int ClusterStatusCommand(const ClusterConfig& config, bool json, std::chrono::seconds master_wait);
 // The last `lines` lines of the log of `who` (a computer, or "master"),
 // escaped as docs/cli.md says for a terminal.
+// `restart --rolling` (client/remote_cluster.h) for a config on several hosts.
+int ClusterRollingRestart(const ClusterConfig& config, const RestartOptions& options);
 // What runs on each host (over ssh when the config has other hosts).
 int ClusterHostsStatus(const ClusterConfig& config, bool json);
 int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines);

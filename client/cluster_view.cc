@@ -79,6 +79,10 @@ void PrintStatusTable(const ClusterConfig& config, const ClusterStatus& st) {
       "up {:.0f}s)\n",
       st.cluster, st.LiveCount(), st.computers.size(), slots, config.master.host,
       config.master.port, st.master_pid, static_cast<double>(st.uptime_ms) / 1000.0);
+  if (st.under_replicated_blocks > 0) {
+    std::cout << fmt::format("{} DFS block(s) have fewer replicas than their factor\n",
+                             st.under_replicated_blocks);
+  }
   std::cout << fmt::format("{:<12} {:<8} {:<8} {:>5} {:>5} {:>8}  {:<16} {}\n", "COMPUTER", "RACK",
                            "STATE", "SLOTS", "BUSY", "PID", "LAST HEARTBEAT", "DRAIN");
   for (const ComputerStatus& c : st.computers) {
@@ -112,6 +116,7 @@ nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st) 
             {"pid", st.master_pid},
             {"uptime_ms", st.uptime_ms}}},
           {"live", st.LiveCount()},
+          {"under_replicated_blocks", st.under_replicated_blocks},
           {"computers", computers}};
 }
 

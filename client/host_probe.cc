@@ -198,7 +198,7 @@ std::vector<RunningDaemon> OurDaemons(const HostProbe& probe,
 
 PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan,
                                const HostProbe* probe, const std::string& ssh_error,
-                               const LocalFacts& local) {
+                               const LocalFacts& local, bool upgrade) {
   PreflightRow row;
   row.host = plan.name == plan.address ? plan.name : fmt::format("{} ({})", plan.name, plan.address);
   const DeployConfig& d = remote.deploy;
@@ -280,7 +280,10 @@ PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan
   for (const RunningDaemon& r : ours) stale = stale || r.replaced;
   if (!ours.empty()) {
     row.copse += fmt::format(", {} running", ours.size());
-    if (stale || probe->installed_build != local.build) {
+    if (upgrade) {
+      if (stale || probe->installed_build != local.build)
+        row.notes.push_back("copse: its daemons are restarted one at a time on this build");
+    } else if (stale || probe->installed_build != local.build) {
       row.failures.push_back(
           "copse: its daemons run another build: upgrade them with `copse cluster restart "
           "--rolling --install`, or stop them with `copse cluster down` first");

@@ -112,10 +112,12 @@ struct PreflightRow {
   std::vector<std::string> notes;     // not failures, worth saying
 };
 
-// `probe` null when ssh failed with `ssh_error`.
+// `probe` null when ssh failed with `ssh_error`. With `upgrade` (a rolling
+// restart onto a new install), daemons of another build running are what is
+// expected, not a failure.
 PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan,
                                const HostProbe* probe, const std::string& ssh_error,
-                               const LocalFacts& local);
+                               const LocalFacts& local, bool upgrade = false);
 
 // The OS of this machine as the script reports a host's ("debian 12"), and its architecture.
 std::string LocalOs();

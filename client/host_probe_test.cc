@@ -6,12 +6,16 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <thread>
+#include <fstream>
 
+#include "client/remote_cluster.h"
 #include "client/ssh.h"
 #include "common/subprocess.h"
 
@@ -243,6 +247,68 @@ TEST(PreflightTest, ARunningDaemonHoldsItsOwnPortsButAnOldBuildFails) {
   PreflightRow old = EvaluatePreflight(config, hosts[0], &p, "", newer);
   ASSERT_EQ(old.failures.size(), 1u);
   EXPECT_NE(old.failures[0].find("restart --rolling --install"), std::string::npos);
+  // Which is what a rolling restart onto the new build expects.
+  PreflightRow rolling = EvaluatePreflight(config, hosts[0], &p, "", newer, /*upgrade=*/true);
+  EXPECT_TRUE(rolling.failures.empty()) << rolling.failures[0];
+  EXPECT_EQ(rolling.notes.size(), 2u);  // the build replaced, the daemons restarted
+}
+
+// The start and stop commands, run here by sh against a fake daemon: the
+// pid printed is the daemon's, it runs detached with its output in its data
+// directory, and the stop ends it with SIGTERM (and says nothing was killed).
+TEST(DaemonCommandsTest, StartPrintsThePidAndStopEndsIt) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("copse-start-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "bin");
+  // A stand-in for copse-worker that runs until SIGTERM.
+  std::ofstream(dir / "bin" / "copse-worker") << "#!/bin/sh\necho started \"$@\"\nexec sleep 600\n";
+  std::filesystem::permissions(dir / "bin" / "copse-worker", std::filesystem::perms::owner_all);
+  auto config = ParseClusterConfig(
+      "[cluster]\nname = \"t\"\ndata_root = \"" + (dir / "data").string() +
+          "\"\n[master]\nhost = \"127.0.0.1\"\nport = 8000\n[http]\nenabled = false\n"
+          "[deploy]\ninstall_dir = \"" + dir.string() + "\"\n[[racks]]\nname = \"r0\"\n"
+          "  [[racks.computers]]\n  name = \"a\"\n  control_port = 8001\n  data_port = 8002\n",
+      dir / "etc" / "cluster.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  std::vector<std::string> start = DaemonStartArgv(*config, "worker", "a");
+  ASSERT_EQ(start[0], "sh");
+  auto r = Sh({start.begin() + 1, start.end()});
+  ASSERT_TRUE(r.ok() && r->status.ok()) << (r.ok() ? r->err : r.status().ToString());
+  const int pid = std::stoi(r->out);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(::kill(pid, 0), 0);
+  // It says it started before it is stopped (a bounded wait: it runs on its own).
+  const std::filesystem::path output = dir / "data" / "a" / "worker.stderr";
+  for (int i = 0; i < 200 && (!std::filesystem::exists(output) || std::filesystem::is_empty(output));
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  RunningDaemon d{"worker", "a", pid, false};
+  std::vector<std::string> stop = DaemonStopArgv(*config, {d}, std::chrono::seconds(5));
+  auto s = Sh({stop.begin() + 1, stop.end()});
+  ASSERT_TRUE(s.ok() && s->status.ok());
+  EXPECT_EQ(s->out, "");  // ended by SIGTERM, not killed
+  EXPECT_NE(::kill(pid, 0), 0);
+  std::ifstream out(output);
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "started --config " + (dir / "etc" / "cluster.toml").string() +
+                      " --quiet --computer a");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DaemonCommandsTest, WithSystemdTheUnitsStartAndStopThem) {
+  ClusterConfig config = TwoHostConfig();
+  config.deploy.systemd = true;
+  std::vector<std::string> start = DaemonStartArgv(config, "worker", "b");
+  ASSERT_EQ(start.size(), 6u);
+  EXPECT_EQ(start[4], "copse-t-worker@b.service");
+  EXPECT_EQ(start[5], "/opt/copse/etc/systemd/copse-t-worker@.service");
+  EXPECT_EQ(DaemonStartArgv(config, "master", "")[4], "copse-t-master.service");
+  EXPECT_EQ(DaemonStopArgv(config, {{"worker", "b", 12, false}, {"master", "", 10, false}},
+                           std::chrono::seconds(10)),
+            (std::vector<std::string>{"systemctl", "stop", "copse-t-worker@b.service",
+                                      "copse-t-master.service"}));
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ Result<ClusterStatus> MasterClient::GetClusterStatus() {
     out.cluster = st.getClusterName();
     out.master_pid = st.getMasterPid();
     out.uptime_ms = st.getUptimeMs();
+    out.under_replicated_blocks = static_cast<int>(st.getUnderReplicatedBlocks());
     for (auto c : st.getComputers()) {
       out.computers.push_back({c.getName(), c.getRack(), static_cast<int>(c.getSlots()),
                                c.getState(), c.getHost(), c.getLastHeartbeatAgoMs(), c.getPid(),

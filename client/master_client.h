@@ -41,6 +41,7 @@ struct ClusterStatus {
   std::string cluster;
   uint32_t master_pid = 0;
   int64_t uptime_ms = 0;
+  int under_replicated_blocks = 0;  // committed DFS blocks short of their factor
   std::vector<ComputerStatus> computers;
 
   int LiveCount() const;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "client/cluster_view.h"
 #include "client/host_probe.h"
 #include "client/ssh.h"
+#include "client/systemd_units.h"
 #include "client/terminal.h"
 #include "common/json.h"
 #include "common/process.h"
@@ -43,6 +45,10 @@ void ForEachHost(size_t n, F fn) {
       threads.emplace_back([&fn, i] { fn(i); });
     for (std::thread& t : threads) t.join();
   }
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
 }
 
 int64_t NowNs() {
@@ -233,9 +239,26 @@ Status Ship(const ClusterConfig& config, const ClusterConfig& remote, const Host
   return Status::Ok();
 }
 
-// Starts a daemon in the background on `h`; returns its pid.
-Result<int> StartDaemon(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
-                        const std::string& computer) {
+}  // namespace
+
+std::vector<std::string> DaemonStartArgv(const ClusterConfig& remote, const std::string& role,
+                                         const std::string& computer) {
+  if (remote.deploy.systemd) {
+    // The unit files the install holds (Ship), linked into systemd's
+    // search path; systemd reports the pid.
+    static const std::string script = R"sh(unit=$1; file=$2
+systemctl link "$file" >/dev/null || exit 1
+systemctl daemon-reload || exit 1
+systemctl start "$unit" || exit 1
+systemctl show -p MainPID --value "$unit"
+)sh";
+    const std::string unit = UnitName(remote, role == "master" ? "master" : computer);
+    std::string file = unit;
+    if (const size_t at = file.find('@'); at != std::string::npos)
+      file = file.substr(0, at + 1) + ".service";  // the worker's template
+    return {"sh", "-c", script, "copse-start", unit,
+            (remote.deploy.install_dir / "etc" / "systemd" / file).string()};
+  }
   static const std::string script = R"sh(d=$1; name=$2; shift 2
 mkdir -p "$d" || exit 1
 cd / || exit 1
@@ -255,11 +278,52 @@ echo $!
                                    RemoteConfigPath(remote).string(),
                                    "--quiet"};
   if (!computer.empty()) argv.insert(argv.end(), {"--computer", computer});
-  auto r = RunRemote(remote.deploy, h.name, argv, kCommandDeadline);
+  return argv;
+}
+
+std::vector<std::string> DaemonStopArgv(const ClusterConfig& remote,
+                                        const std::vector<RunningDaemon>& daemons,
+                                        std::chrono::seconds grace) {
+  if (remote.deploy.systemd) {
+    // systemd sends SIGTERM, then SIGKILL after the unit's TimeoutStopSec,
+    // and does not restart what it was told to stop.
+    std::vector<std::string> argv = {"systemctl", "stop"};
+    for (const RunningDaemon& d : daemons)
+      argv.push_back(UnitName(remote, d.role == "master" ? "master" : d.computer));
+    return argv;
+  }
+  static const std::string script = R"sh(grace=$1; shift
+kill -s TERM "$@" 2>/dev/null
+i=0
+while :; do
+  alive=
+  for p in "$@"; do if kill -0 "$p" 2>/dev/null; then alive="$alive $p"; fi; done
+  if [ -z "$alive" ]; then exit 0; fi
+  if [ "$i" -ge "$grace" ]; then break; fi
+  sleep 0.1; i=$((i + 1))
+done
+kill -s KILL $alive 2>/dev/null
+echo "killed$alive"
+)sh";
+  std::vector<std::string> argv = {"sh", "-c", script, "copse-stop",
+                                   std::to_string(grace.count() * 10)};
+  for (const RunningDaemon& d : daemons) argv.push_back(std::to_string(d.pid));
+  return argv;
+}
+
+namespace {
+
+// Starts a daemon on `h`; returns its pid.
+Result<int> StartDaemon(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
+                        const std::string& computer) {
+  auto r = RunRemote(remote.deploy, h.name, DaemonStartArgv(remote, role, computer),
+                     kCommandDeadline);
   COPSE_RETURN_IF_ERROR(RemoteOk(r, "start of " + (computer.empty() ? role : computer)));
   std::string out = r->out;
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (out.empty() || out.size() > 9 || !std::all_of(out.begin(), out.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (out.empty() || out.size() > 9 ||
+      !std::all_of(out.begin(), out.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      out == "0")
     return Internal(fmt::format("start of {}: the host answered \"{}\", not a pid", role, Shown(out)));
   return std::stoi(out);
 }
@@ -301,52 +365,130 @@ std::string DaemonName(const RunningDaemon& d) {
                             : fmt::format("worker {} (pid {})", d.computer, d.pid);
 }
 
-// Stops this cluster's daemons of `role` on every host: SIGTERM, then, on
-// the host itself, SIGKILL for those still there after the grace.
+// Stops `targets`, daemons found running on `h`: SIGTERM, then, on the
+// host itself, SIGKILL for those still there after the grace.
+Stopped StopOnHost(const ClusterConfig& remote, const HostPlan& h,
+                   const std::vector<RunningDaemon>& targets) {
+  Stopped s;
+  if (targets.empty()) return s;
+  auto r = RunRemote(remote.deploy, h.name, DaemonStopArgv(remote, targets, kStopGrace),
+                     kStopGrace + std::chrono::seconds(40) + kCommandDeadline);
+  if (Status st = RemoteOk(r, "stop"); !st.ok()) {
+    s.error = st.ToString();
+    return s;
+  }
+  std::istringstream killed(r->out.starts_with("killed") ? r->out.substr(6) : "");
+  std::set<int> pids;
+  for (int pid; killed >> pid;) pids.insert(pid);
+  for (const RunningDaemon& d : targets) {
+    s.stopped.push_back(DaemonName(d));
+    if (pids.count(d.pid)) s.killed.push_back(DaemonName(d));
+  }
+  return s;
+}
+
+// This cluster's daemons of `role` running on `h` (and `computer`, unless
+// empty), found by a probe.
+Result<std::vector<RunningDaemon>> RunningOn(const ClusterConfig& remote, const HostPlan& h,
+                                             const std::string& role,
+                                             const std::string& computer = "") {
+  Probed p = ProbeHost(remote, h);
+  if (!p.probe) return Status(StatusCode::kUnavailable, HostLabel(h) + ": " + p.error);
+  std::vector<RunningDaemon> out;
+  for (RunningDaemon& d : OurDaemons(*p.probe, remote.deploy.install_dir))
+    if (d.role == role && (computer.empty() || d.computer == computer)) out.push_back(std::move(d));
+  return out;
+}
+
+// Stops this cluster's daemons of `role` on every host.
 void StopRole(const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
               const std::string& role, std::vector<Stopped>& out) {
-  static const std::string script = R"sh(grace=$1; shift
-kill -s TERM "$@" 2>/dev/null
-i=0
-while :; do
-  alive=
-  for p in "$@"; do if kill -0 "$p" 2>/dev/null; then alive="$alive $p"; fi; done
-  if [ -z "$alive" ]; then exit 0; fi
-  if [ "$i" -ge "$grace" ]; then break; fi
-  sleep 0.1; i=$((i + 1))
-done
-kill -s KILL $alive 2>/dev/null
-echo "killed$alive"
-)sh";
   ForEachHost(hosts.size(), [&](size_t i) {
-    const HostPlan& h = hosts[i];
-    Stopped& s = out[i];
-    Probed p = ProbeHost(remote, h);
-    if (!p.probe) {
-      s.error = p.error;
+    auto targets = RunningOn(remote, hosts[i], role);
+    if (!targets.ok()) {
+      out[i].error = targets.status().message();
       return;
     }
-    std::vector<RunningDaemon> targets;
-    for (RunningDaemon& d : OurDaemons(*p.probe, remote.deploy.install_dir))
-      if (d.role == role) targets.push_back(std::move(d));
-    if (targets.empty()) return;
-    std::vector<std::string> argv = {"sh", "-c", script, "copse-stop",
-                                     std::to_string(kStopGrace.count() * 10)};
-    for (const RunningDaemon& d : targets) argv.push_back(std::to_string(d.pid));
-    auto r = RunRemote(remote.deploy, h.name, argv, kStopGrace + kCommandDeadline);
-    if (Status st = RemoteOk(r, "stop"); !st.ok()) {
-      s.error = st.ToString();
-      return;
-    }
-    std::istringstream killed(r->out.starts_with("killed") ? r->out.substr(6) : "");
-    std::set<int> pids;
-    for (int pid; killed >> pid;) pids.insert(pid);
-    for (const RunningDaemon& d : targets) {
-      s.stopped.push_back(DaemonName(d));
-      if (pids.count(d.pid)) s.killed.push_back(DaemonName(d));
-    }
+    out[i] = StopOnHost(remote, hosts[i], *targets);
   });
 }
+
+// Preflight (1) and shipping (2): what `up` and `restart --rolling
+// --install` share. Prints as it goes; false when it failed (said why).
+struct Deployment {
+  const ClusterConfig& config;
+  const ClusterConfig& remote;
+  const std::vector<HostPlan>& hosts;
+  std::filesystem::path prefix;
+  std::string build;
+  std::string command;  // "cluster up", for messages
+  std::vector<Probed> probes;
+
+  // Every host at once; nothing changes anywhere unless all pass.
+  bool Preflight(bool upgrade) {
+    const auto start = std::chrono::steady_clock::now();
+    probes = ProbeAll(remote, hosts);
+    std::cout << fmt::format("preflight: {} hosts probed in {:.1f}s\n", hosts.size(),
+                             Seconds(std::chrono::steady_clock::now() - start));
+    std::vector<PreflightRow> rows;
+    const LocalFacts base{LocalOs(), LocalArch(), build};
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      LocalFacts local = base;
+      local.sent_ns = probes[i].sent_ns;
+      local.answered_ns = probes[i].answered_ns;
+      rows.push_back(EvaluatePreflight(remote, hosts[i],
+                                       probes[i].probe ? &*probes[i].probe : nullptr,
+                                       probes[i].error, local, upgrade));
+    }
+    if (PrintPreflight(rows)) return true;
+    std::cerr << "copse " << command
+              << ": preflight failed; nothing was changed on any host. Fix the failures above "
+                 "and run it again (docs/deploy.md, \"Preflight failures and their fixes\")\n";
+    return false;
+  }
+
+  // The install where another build (or none) is, the config and the
+  // secrets everywhere. REQUIRES: Preflight() passed.
+  bool Ship() {
+    const std::filesystem::path stage = config.data_root / "deploy-stage";
+    std::ifstream source(config.source, std::ios::binary);
+    std::stringstream text;
+    text << source.rdbuf();
+    std::vector<Status> staged = {WriteText(stage / "etc" / "cluster.toml", text.str()),
+                                  WriteText(stage / "share" / "copse" / "build-id", build + "\n")};
+    if (remote.deploy.systemd)
+      staged.push_back(WriteSystemdUnits(remote, stage / "etc" / "systemd").status());
+    for (const Status& s : staged) {
+      if (!s.ok()) {
+        ReportFailure(command, s);
+        return false;
+      }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Status> shipped(hosts.size());
+    int installs = 0;
+    for (const Probed& p : probes) installs += p.probe->installed_build != build;
+    ForEachHost(hosts.size(), [&](size_t i) {
+      shipped[i] = copse::client::Ship(config, remote, hosts[i], prefix, stage,
+                                       probes[i].probe->installed_build != build);
+    });
+    bool ok = true;
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (!shipped[i].ok()) {
+        std::cerr << "copse " << command << ": " << Shown(HostLabel(hosts[i])) << ": "
+                  << Shown(shipped[i].ToString()) << "\n";
+        ok = false;
+      }
+    }
+    if (ok) {
+      std::cout << fmt::format("shipped: the install to {} of {} hosts (the others had it), the "
+                               "config and the secret to all, in {:.1f}s\n",
+                               installs, hosts.size(),
+                               Seconds(std::chrono::steady_clock::now() - start));
+    }
+    return ok;
+  }
+};
 
 }  // namespace
 
@@ -367,24 +509,9 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   SshConnections shared(remote->deploy, HostNames(hosts));
   std::cout << fmt::format("cluster {}: {} hosts over ssh; install {} (build {})\n", config.name,
                            hosts.size(), prefix->string(), build->substr(0, 12));
-
-  // 1. Preflight, every host at once; nothing changes anywhere unless all pass.
-  std::vector<Probed> probes = ProbeAll(*remote, hosts);
-  std::vector<PreflightRow> rows;
-  const LocalFacts base{LocalOs(), LocalArch(), *build};
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    LocalFacts local = base;
-    local.sent_ns = probes[i].sent_ns;
-    local.answered_ns = probes[i].answered_ns;
-    rows.push_back(EvaluatePreflight(*remote, hosts[i],
-                                     probes[i].probe ? &*probes[i].probe : nullptr,
-                                     probes[i].error, local));
-  }
-  if (!PrintPreflight(rows)) {
-    std::cerr << "copse cluster up: preflight failed; nothing was changed on any host. Fix the "
-                 "failures above and run it again (docs/deploy.md, \"Preflight\")\n";
-    return 1;
-  }
+  Deployment deployment{config, *remote, hosts, *prefix, *build, "cluster up", {}};
+  if (!deployment.Preflight(/*upgrade=*/false)) return 1;
+  const std::vector<Probed>& probes = deployment.probes;
   std::vector<std::vector<RunningDaemon>> running(hosts.size());
   size_t missing = 0;
   for (size_t i = 0; i < hosts.size(); ++i) {
@@ -396,36 +523,7 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
       if (d.role == role && d.computer == computer) return true;
     return false;
   };
-
-  // 2. Ship: the install where another build (or none) is, the config and
-  // the secrets everywhere.
-  const std::filesystem::path stage = config.data_root / "deploy-stage";
-  std::ifstream source(config.source, std::ios::binary);
-  std::stringstream text;
-  text << source.rdbuf();
-  for (const Status& s : {WriteText(stage / "etc" / "cluster.toml", text.str()),
-                          WriteText(stage / "share" / "copse" / "build-id", *build + "\n")}) {
-    if (!s.ok()) return fail(s);
-  }
-  std::vector<Status> shipped(hosts.size());
-  int installs = 0;
-  for (const Probed& p : probes) installs += p.probe->installed_build != *build;
-  ForEachHost(hosts.size(), [&](size_t i) {
-    shipped[i] = Ship(config, *remote, hosts[i], *prefix, stage,
-                      probes[i].probe->installed_build != *build);
-  });
-  bool ship_failed = false;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!shipped[i].ok()) {
-      std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": "
-                << Shown(shipped[i].ToString()) << "\n";
-      ship_failed = true;
-    }
-  }
-  if (ship_failed) return 1;
-  std::cout << fmt::format("shipped: the install to {} of {} hosts (the others had it), the "
-                           "config and the secret to all\n",
-                           installs, hosts.size());
+  if (!deployment.Ship()) return 1;
   if (missing == 0) {
     std::cout << fmt::format("cluster {} already runs: every daemon is up; nothing started\n",
                              config.name);
@@ -503,6 +601,99 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
     return 1;
   }
   std::cout << "stop it with: copse cluster down --config " << config.source.string() << "\n";
+  return 0;
+}
+
+int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& options) {
+  const std::string command = "cluster restart";
+  auto fail = [&](const Status& s) { return ReportFailure(command, s); };
+  auto remote = RemoteView(config);
+  if (!remote.ok()) return fail(remote.status());
+  const std::vector<HostPlan> hosts = PlanHosts(*remote);
+  SshConnections shared(remote->deploy, HostNames(hosts));
+  auto st = FetchStatus(config);
+  if (!st.ok()) {
+    return fail(Status(StatusCode::kUnavailable,
+                       "the master does not answer (" + st.status().message() +
+                           "): a rolling restart is of a running cluster; start it with `copse "
+                           "cluster up`"));
+  }
+  if (options.install) {
+    auto prefix = InstallPrefix();
+    if (!prefix.ok()) return fail(prefix.status());
+    auto build = BuildId(*prefix);
+    if (!build.ok()) return fail(build.status());
+    std::cout << fmt::format("cluster {}: a new install on {} hosts: {} (build {})\n",
+                             config.name, hosts.size(), prefix->string(), build->substr(0, 12));
+    Deployment deployment{config, *remote, hosts, *prefix, *build, command, {}};
+    if (!deployment.Preflight(/*upgrade=*/true) || !deployment.Ship()) return 1;
+  }
+  const int want = static_cast<int>(config.computers.size());
+  // Polls the master until `done` holds for its status, or the timeout.
+  auto wait = [&](const std::function<bool(const ClusterStatus&)>& done) {
+    auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    while (true) {
+      st = FetchStatus(config);
+      if (st.ok() && done(*st)) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  };
+  auto restart = [&](const HostPlan& h, const std::string& role,
+                     const std::string& computer) -> Result<int> {
+    COPSE_ASSIGN_OR_RETURN(std::vector<RunningDaemon> old, RunningOn(*remote, h, role, computer));
+    Stopped stopped = StopOnHost(*remote, h, old);
+    if (!stopped.error.empty()) return Status(StatusCode::kUnavailable, stopped.error);
+    COPSE_ASSIGN_OR_RETURN(int pid, StartDaemon(*remote, h, role, computer));
+    std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n",
+                             computer.empty() ? role : computer, Shown(HostLabel(h)),
+                             old.empty() ? "none" : std::to_string(old.front().pid), pid,
+                             stopped.killed.empty() ? "" : " (needed SIGKILL)");
+    return pid;
+  };
+  auto not_back = [&](const HostPlan& h, const std::string& role, const std::string& computer,
+                      const std::string& what) {
+    std::cerr << fmt::format("copse {}: {} on {} {} within {}s; the end of its output and log "
+                             "there:\n",
+                             command, computer.empty() ? role : computer, Shown(HostLabel(h)), what,
+                             options.timeout.count())
+              << RemoteTail(*remote, h, role, computer, 10);
+    return 1;
+  };
+
+  // The master: jobs keep running while it is away; every worker registers
+  // again once it is back.
+  const HostPlan* master_host = HostOf(hosts, "");
+  auto master_pid = restart(*master_host, "master", "");
+  if (!master_pid.ok()) return fail(master_pid.status());
+  if (!wait([&](const ClusterStatus& s) { return s.LiveCount() == want; }))
+    return not_back(*master_host, "master", "", "did not see every worker register again");
+
+  // One worker at a time, once no block is short of its factor.
+  for (const ComputerConfig& c : config.computers) {
+    if (!wait([](const ClusterStatus& s) { return s.under_replicated_blocks == 0; })) {
+      return fail(Status(StatusCode::kDeadlineExceeded,
+                         fmt::format("{} DFS block(s) stayed under-replicated for {}s before "
+                                     "computer {} could be restarted; `copse cluster status` "
+                                     "shows the cluster",
+                                     st.ok() ? st->under_replicated_blocks : -1,
+                                     options.timeout.count(), c.name)));
+    }
+    const HostPlan& h = *HostOf(hosts, c.name);
+    auto pid = restart(h, "worker", c.name);
+    if (!pid.ok()) return fail(pid.status());
+    const uint32_t want_pid = static_cast<uint32_t>(*pid);
+    if (!wait([&](const ClusterStatus& s) {
+          for (const ComputerStatus& cs : s.computers)
+            if (cs.name == c.name) return cs.state == "live" && cs.pid == want_pid;
+          return false;
+        })) {
+      return not_back(h, "worker", c.name, "did not register again");
+    }
+  }
+  wait([](const ClusterStatus& s) { return s.under_replicated_blocks == 0; });
+  if (st.ok()) PrintStatusTable(config, *st);
+  std::cout << fmt::format("restarted the master and {} worker(s), one at a time\n", want);
   return 0;
 }
 

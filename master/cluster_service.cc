@@ -112,6 +112,7 @@ Status ClusterService::OnStatusRequest(net::Connection& conn) {
   st.setClusterName(config_.name);
   st.setMasterPid(static_cast<uint32_t>(::getpid()));
   st.setUptimeMs((now - started_).count() / 1000);
+  if (under_replicated_) st.setUnderReplicatedBlocks(static_cast<uint32_t>(under_replicated_()));
   std::vector<ComputerView> views = cluster_.Snapshot(now);
   auto list = st.initComputers(static_cast<unsigned>(views.size()));
   for (unsigned i = 0; i < views.size(); ++i) {

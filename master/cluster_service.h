@@ -47,10 +47,14 @@ class ClusterService final : public ProtocolService {
 
   // REQUIRES: the listener outlives the service.
   void AddWorkerListener(WorkerListener* l) { listeners_.push_back(l); }
-  // How far a draining computer is (NameService::Drain); without it the
-  // status reports no block counts.
-  void set_drain_progress(std::function<dfs::DrainProgress(const std::string&)> fn) {
-    drain_progress_ = std::move(fn);
+  // What the status says of the DFS: how far a draining computer is
+  // (NameService::Drain) and how many blocks have fewer replicas than their
+  // factor (NameService::UnderReplicatedBlocks); without them the status
+  // reports no block counts.
+  void set_dfs_status(std::function<dfs::DrainProgress(const std::string&)> drain_progress,
+                      std::function<int()> under_replicated) {
+    drain_progress_ = std::move(drain_progress);
+    under_replicated_ = std::move(under_replicated);
   }
   // Starts the timer that declares silent workers dead.
   void Start();
@@ -75,6 +79,7 @@ class ClusterService final : public ProtocolService {
   Timestamp started_;
   std::vector<WorkerListener*> listeners_;
   std::function<dfs::DrainProgress(const std::string&)> drain_progress_;
+  std::function<int()> under_replicated_;
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
   copse::master::ClusterService cluster_service(io, config, cluster, clock);
   copse::master::DfsService dfs(io, config, clock, **meta, cluster);
   if (s = dfs.Load(); !s.ok()) return Fail(s);
-  cluster_service.set_drain_progress(
-      [&dfs](const std::string& computer) { return dfs.names().Drain(computer); });
+  cluster_service.set_dfs_status(
+      [&dfs](const std::string& computer) { return dfs.names().Drain(computer); },
+      [&dfs] { return dfs.names().UnderReplicatedBlocks(); });
   cluster.AddListener(&dfs);
   cluster_service.AddWorkerListener(&dfs);
 

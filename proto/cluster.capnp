@@ -72,6 +72,8 @@ struct ClusterStatus {
   masterPid @1 :UInt32;
   uptimeMs @2 :Int64;
   computers @3 :List(ComputerStatus);
+  # Committed DFS blocks with fewer live replicas than their factor.
+  underReplicatedBlocks @4 :UInt32;
 }
 
 # client -> master: begin (drain) or end (not drain) draining a computer.

@@ -243,14 +243,17 @@ class HostsTest : public ::testing::Test {
   bool upped_ = false;
 };
 
-TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
+TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeavesNothing) {
   const std::filesystem::path t = dir_.path();
   // How long each step took, in the test's output, for when it gets slow.
   auto last = std::chrono::steady_clock::now();
+  std::string output;  // what the copse commands of a step said about themselves
   auto step = [&](const char* what) {
     auto now = std::chrono::steady_clock::now();
     std::cerr << "[hosts] " << what << ": "
-              << std::chrono::duration<double>(now - last).count() << " s\n";
+              << std::chrono::duration<double>(now - last).count() << " s\n"
+              << output;
+    output.clear();
     last = now;
   };
   // Preflight first: with no sshd on the port, every host fails, each with
@@ -268,6 +271,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   upped_ = true;
   CommandResult up = Ops({"cluster", "up", "--timeout", "90"}, seconds(600));
   ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
+  output += up.out;
   EXPECT_NE(up.out.find("started master on " + hosts_[0].address), std::string::npos) << up.out;
   EXPECT_NE(up.out.find("the install to 5 of 5 hosts"), std::string::npos) << up.out;
   EXPECT_NE(up.out.find("4 of 4 computers live"), std::string::npos) << up.out;
@@ -288,6 +292,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   // Idempotent: a second `up` starts nothing and ships no binaries.
   CommandResult again = Ops({"cluster", "up"});
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  output += again.out;
   EXPECT_NE(again.out.find("nothing started"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("the install to 0 of 5 hosts"), std::string::npos) << again.out;
 
@@ -337,6 +342,58 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerAndDownLeavesNothing) {
   EXPECT_NE(heal.out.find("master already runs"), std::string::npos) << heal.out;
 
   step("up heals");
+
+  // Drain: afterwards the computer holds no replica that exists nowhere
+  // else, so killing its worker loses nothing.
+  CommandResult drain = Ops({"cluster", "drain", "c01", "--timeout", "120"}, seconds(180));
+  ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
+  int c01 = 0;
+  const json drained = HostsStatus();
+  for (const json& h : drained["hosts"])
+    for (const json& d : h["running"])
+      if (d["computer"] == "c01") c01 = d["pid"];
+  ASSERT_GT(c01, 0);
+  ASSERT_EQ(Ssh(HostNamed("c01"), {"kill", "-9", std::to_string(c01)}).exit_code, 0);
+  EXPECT_EQ(Ops({"fs", "cat", "/wc"}).out, want);
+  CommandResult corpus_back = Ops({"fs", "cat", "/corpus"});
+  EXPECT_EQ(corpus_back.exit_code, 0) << corpus_back.err;
+  EXPECT_EQ(corpus_back.out.size(), std::filesystem::file_size(corpus));
+  ASSERT_EQ(Ops({"cluster", "up", "--timeout", "60"}, seconds(300)).exit_code, 0);
+  CommandResult undrain = Ops({"cluster", "undrain", "c01"});
+  EXPECT_EQ(undrain.exit_code, 0) << undrain.out << undrain.err;
+  step("drain");
+
+  // A rolling restart onto a new build (one more file in the install) with
+  // a job running: every daemon gets a new process, every host the new
+  // build, and the job its right output.
+  std::ofstream(t / "prefix" / "lib" / "copse" / "release-note.txt") << "a new build\n";
+  CommandResult running =
+      Ops({"run", "wordcount", "--input", "/corpus", "--output", "/wc3", "--partitions", "2"});
+  ASSERT_EQ(running.exit_code, 0) << running.out << running.err;
+  const std::string rolling_job = running.out.substr(0, running.out.find('\n'));
+  std::map<std::string, int> before;
+  const json was = HostsStatus();
+  for (const json& h : was["hosts"])
+    for (const json& d : h["running"]) before[d["role"] == "master" ? "master" : d["computer"]] = d["pid"];
+  CommandResult rolling = Ops({"cluster", "restart", "--rolling", "--install"}, seconds(600));
+  ASSERT_EQ(rolling.exit_code, 0) << rolling.out << rolling.err;
+  output += rolling.out;
+  EXPECT_NE(rolling.out.find("the install to 5 of 5 hosts"), std::string::npos) << rolling.out;
+  CommandResult rolled = Ops({"job", "wait", rolling_job}, seconds(240));
+  EXPECT_EQ(rolled.exit_code, 0) << rolled.out << rolled.err;
+  EXPECT_EQ(Ops({"fs", "cat", "/wc3"}).out, want);
+  json now = HostsStatus();
+  for (const json& h : now["hosts"]) {
+    EXPECT_EQ(h["build"], now["hosts"][0]["build"]) << h;
+    for (const json& d : h["running"]) {
+      const std::string who = d["role"] == "master" ? "master" : d["computer"];
+      EXPECT_NE(d["pid"], before[who]) << who << " was not restarted";
+      EXPECT_FALSE(d["replaced"].get<bool>()) << who << " still runs the old build";
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(HostNamed("c11").root / "install" / "lib" / "copse" /
+                                       "release-note.txt"));
+  step("rolling restart");
   // A daemon's log, fetched from its host.
   CommandResult logs = Ops({"cluster", "logs", "c11", "--lines", "5"});
   ASSERT_EQ(logs.exit_code, 0) << logs.out << logs.err;
