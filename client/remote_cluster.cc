@@ -1,7 +1,10 @@
 #include "client/remote_cluster.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -199,44 +202,44 @@ Status RemoteOk(const Result<RemoteResult>& r, const std::string& what) {
   return Status::Ok();
 }
 
-// Gives `h` the install (when `binaries`), the config, the build id and the
-// secrets. `stage` holds etc/cluster.toml and share/copse/build-id.
-Status Ship(const ClusterConfig& config, const ClusterConfig& remote, const HostPlan& h,
-            const std::filesystem::path& prefix, const std::filesystem::path& stage,
+// Gives `h` the install (when `binaries`), then the files of `stage`: a
+// tree standing for the hosts' "/" that holds, at their paths there, the
+// config, the build id, the secrets and the unit files, listed (relative to
+// it) in `list`. Directories on the way are created, never changed.
+Status Ship(const ClusterConfig& remote, const HostPlan& h, const std::filesystem::path& prefix,
+            const std::filesystem::path& stage, const std::filesystem::path& list,
             bool binaries) {
   const DeployConfig& d = remote.deploy;
-  std::vector<std::string> mkdir = {"mkdir", "-p", (d.install_dir / "etc").string(),
-                                    (d.install_dir / "share" / "copse").string(),
-                                    remote.secret_file.parent_path().string()};
-  if (remote.http.enabled && !remote.http.token_file.empty())
-    mkdir.push_back(remote.http.token_file.parent_path().string());
-  for (const auto& dir : h.dirs) mkdir.push_back(dir.string());
-  COPSE_RETURN_IF_ERROR(RemoteOk(RunRemote(d, h.name, mkdir, kCommandDeadline), "mkdir"));
   if (binaries) {
     COPSE_RETURN_IF_ERROR(RemoteOk(
         RsyncTo(d, h.name,
                 {(prefix / "bin").string(), (prefix / "lib").string(), (prefix / "share").string()},
-                d.install_dir, {}, kShipDeadline),
+                d.install_dir, {"--mkpath"}, kShipDeadline),
         "rsync of the install"));
   }
-  COPSE_RETURN_IF_ERROR(RemoteOk(
-      RsyncTo(d, h.name, {(stage / "etc").string(), (stage / "share").string()}, d.install_dir, {},
-              kShipDeadline),
-      "rsync of the config"));
-  auto secret = [&](const std::filesystem::path& here, const std::filesystem::path& there,
-                    const std::string& what) -> Status {
-    if (here.filename() != there.filename()) {
-      return Internal(fmt::format("{} is {} here and {} on the hosts", what, here.string(),
-                                  there.string()));
-    }
-    return RemoteOk(RsyncTo(d, h.name, {here.string()}, there.parent_path(),
-                            {"--chmod=F600"}, kShipDeadline),
-                    "rsync of the " + what);
-  };
-  COPSE_RETURN_IF_ERROR(secret(config.secret_file, remote.secret_file, "secret"));
-  if (remote.http.enabled && !remote.http.token_file.empty())
-    COPSE_RETURN_IF_ERROR(secret(config.http.token_file, remote.http.token_file, "HTTP token"));
+  return RemoteOk(RsyncTo(d, h.name, {stage.string() + "/"}, "/",
+                          {"--files-from=" + list.string(), "--no-implied-dirs"}, kShipDeadline),
+                  "rsync of the config and the secret");
+}
+
+// Writes `text` at `path`, created with `mode` (rsync keeps it).
+Status StageFile(const std::filesystem::path& path, const std::string& text, mode_t mode) {
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  bool ok = fd >= 0 && ::fchmod(fd, mode) == 0 &&
+            ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  if (!ok) return IoError(fmt::format("{}: cannot write", path.string()));
   return Status::Ok();
+}
+
+Result<std::string> ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(fmt::format("{}: cannot read", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -246,24 +249,24 @@ std::vector<std::string> DaemonStartArgv(const ClusterConfig& remote, const std:
   if (remote.deploy.systemd) {
     // The unit files the install holds (Ship), linked into systemd's
     // search path; systemd reports the pid.
-    static const std::string script = R"sh(unit=$1; file=$2
+    static const std::string script = R"sh(tag=$1; unit=$2; file=$3
 systemctl link "$file" >/dev/null || exit 1
 systemctl daemon-reload || exit 1
 systemctl start "$unit" || exit 1
-systemctl show -p MainPID --value "$unit"
+echo "$tag $(systemctl show -p MainPID --value "$unit")"
 )sh";
     const std::string unit = UnitName(remote, role == "master" ? "master" : computer);
     std::string file = unit;
     if (const size_t at = file.find('@'); at != std::string::npos)
       file = file.substr(0, at + 1) + ".service";  // the worker's template
-    return {"sh", "-c", script, "copse-start", unit,
+    return {"sh", "-c", script, "copse-start", computer.empty() ? role : computer, unit,
             (remote.deploy.install_dir / "etc" / "systemd" / file).string()};
   }
-  static const std::string script = R"sh(d=$1; name=$2; shift 2
+  static const std::string script = R"sh(tag=$1; d=$2; name=$3; shift 3
 mkdir -p "$d" || exit 1
 cd / || exit 1
 setsid "$@" </dev/null >>"$d/$name.stderr" 2>&1 &
-echo $!
+echo "$tag $!"
 )sh";
   const std::filesystem::path data =
       role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
@@ -271,6 +274,7 @@ echo $!
                                    "-c",
                                    script,
                                    "copse-start",
+                                   computer.empty() ? role : computer,
                                    data.string(),
                                    role,
                                    DaemonExe(remote, role).string(),
@@ -297,7 +301,12 @@ kill -s TERM "$@" 2>/dev/null
 i=0
 while :; do
   alive=
-  for p in "$@"; do if kill -0 "$p" 2>/dev/null; then alive="$alive $p"; fi; done
+  for p in "$@"; do
+    # Gone, or a zombie its parent has not reaped yet: stopped either way.
+    st=Z
+    if kill -0 "$p" 2>/dev/null; then { read -r _ _ st _ < "/proc/$p/stat"; } 2>/dev/null; fi
+    if [ "$st" != Z ]; then alive="$alive $p"; fi
+  done
   if [ -z "$alive" ]; then exit 0; fi
   if [ "$i" -ge "$grace" ]; then break; fi
   sleep 0.1; i=$((i + 1))
@@ -313,19 +322,45 @@ echo "killed$alive"
 
 namespace {
 
-// Starts a daemon on `h`; returns its pid.
-Result<int> StartDaemon(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
-                        const std::string& computer) {
-  auto r = RunRemote(remote.deploy, h.name, DaemonStartArgv(remote, role, computer),
-                     kCommandDeadline);
-  COPSE_RETURN_IF_ERROR(RemoteOk(r, "start of " + (computer.empty() ? role : computer)));
-  std::string out = r->out;
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (out.empty() || out.size() > 9 ||
-      !std::all_of(out.begin(), out.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      out == "0")
-    return Internal(fmt::format("start of {}: the host answered \"{}\", not a pid", role, Shown(out)));
-  return std::stoi(out);
+// Reads "TAG PID" lines, as the start commands print them.
+std::map<std::string, int> StartedPids(const std::string& out) {
+  std::map<std::string, int> pids;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos || space + 1 >= line.size() || line.size() - space > 10) continue;
+    const std::string pid = line.substr(space + 1);
+    if (!std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        pid == "0")
+      continue;
+    pids[line.substr(0, space)] = std::stoi(pid);
+  }
+  return pids;
+}
+
+// Runs `first` (stop commands, or none), then starts each of `daemons`
+// (role, computer) on `h`, in one ssh call. Returns each one's pid by its
+// computer ("master" for the master); an error names those that did not start.
+Result<std::map<std::string, int>> StartDaemons(
+    const ClusterConfig& remote, const HostPlan& h,
+    const std::vector<std::pair<std::string, std::string>>& daemons,
+    std::vector<std::vector<std::string>> first = {}, std::string* first_out = nullptr) {
+  std::vector<std::vector<std::string>> commands = std::move(first);
+  for (const auto& [role, computer] : daemons)
+    commands.push_back(DaemonStartArgv(remote, role, computer));
+  auto r = RunRemoteCommands(remote.deploy, h.name, commands, kStopGrace + kCommandDeadline);
+  if (!r.ok()) return r.status();
+  if (first_out != nullptr) *first_out = r->out;
+  std::map<std::string, int> pids = StartedPids(r->out);
+  std::vector<std::string> missing;
+  for (const auto& [role, computer] : daemons)
+    if (!pids.count(computer.empty() ? role : computer)) missing.push_back(computer.empty() ? role : computer);
+  if (!missing.empty()) {
+    return Status(StatusCode::kUnavailable,
+                  fmt::format("{}: could not start {}: {}", HostLabel(h), fmt::join(missing, ", "),
+                              SshError(*r)));
+  }
+  return pids;
 }
 
 // The last lines of a daemon's output and log on its host, indented.
@@ -450,14 +485,32 @@ struct Deployment {
   // The install where another build (or none) is, the config and the
   // secrets everywhere. REQUIRES: Preflight() passed.
   bool Ship() {
+    // The files every host gets, at their paths there; removed once shipped
+    // (it holds a copy of the secret).
     const std::filesystem::path stage = config.data_root / "deploy-stage";
-    std::ifstream source(config.source, std::ios::binary);
-    std::stringstream text;
-    text << source.rdbuf();
-    std::vector<Status> staged = {WriteText(stage / "etc" / "cluster.toml", text.str()),
-                                  WriteText(stage / "share" / "copse" / "build-id", build + "\n")};
-    if (remote.deploy.systemd)
-      staged.push_back(WriteSystemdUnits(remote, stage / "etc" / "systemd").status());
+    std::error_code ec;
+    std::filesystem::remove_all(stage, ec);
+    std::vector<std::filesystem::path> files;
+    auto add = [&](const std::filesystem::path& there, const Result<std::string>& text,
+                   mode_t mode) {
+      if (!text.ok()) return text.status();
+      files.push_back(there.relative_path());
+      return StageFile(stage / there.relative_path(), *text, mode);
+    };
+    const mode_t kPublic = 0644, kPrivate = 0600;
+    std::vector<Status> staged = {
+        add(RemoteConfigPath(remote), ReadText(config.source), kPublic),
+        add(remote.deploy.install_dir / "share" / "copse" / "build-id", build + "\n", kPublic),
+        add(remote.secret_file, ReadText(config.secret_file), kPrivate)};
+    if (remote.http.enabled && !remote.http.token_file.empty())
+      staged.push_back(add(remote.http.token_file, ReadText(config.http.token_file), kPrivate));
+    if (remote.deploy.systemd) {
+      for (const UnitFile& u : SystemdUnits(remote))
+        staged.push_back(add(remote.deploy.install_dir / "etc" / "systemd" / u.name, u.text, kPublic));
+    }
+    std::string list;
+    for (const auto& f : files) list += f.string() + "\n";
+    staged.push_back(WriteText(stage.string() + ".list", list));
     for (const Status& s : staged) {
       if (!s.ok()) {
         ReportFailure(command, s);
@@ -469,9 +522,11 @@ struct Deployment {
     int installs = 0;
     for (const Probed& p : probes) installs += p.probe->installed_build != build;
     ForEachHost(hosts.size(), [&](size_t i) {
-      shipped[i] = copse::client::Ship(config, remote, hosts[i], prefix, stage,
+      shipped[i] = copse::client::Ship(remote, hosts[i], prefix, stage, stage.string() + ".list",
                                        probes[i].probe->installed_build != build);
     });
+    std::filesystem::remove_all(stage, ec);
+    std::filesystem::remove(stage.string() + ".list", ec);
     bool ok = true;
     for (size_t i = 0; i < hosts.size(); ++i) {
       if (!shipped[i].ok()) {
@@ -533,10 +588,10 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   const HostPlan* master_host = HostOf(hosts, "");
   const size_t mi = static_cast<size_t>(master_host - hosts.data());
   if (!runs(mi, "master", "")) {
-    auto pid = StartDaemon(*remote, *master_host, "master", "");
-    if (!pid.ok()) return fail(pid.status());
+    auto pids = StartDaemons(*remote, *master_host, {{"master", ""}});
+    if (!pids.ok()) return fail(pids.status());
     std::cout << fmt::format("started master on {} (pid {})\n", Shown(HostLabel(*master_host)),
-                             *pid);
+                             pids->at("master"));
   } else {
     std::cout << fmt::format("master already runs on {}\n", Shown(HostLabel(*master_host)));
   }
@@ -555,15 +610,17 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   std::vector<std::vector<std::string>> started(hosts.size());
   std::vector<std::string> errors(hosts.size());
   ForEachHost(hosts.size(), [&](size_t i) {
-    for (const std::string& c : hosts[i].computers) {
-      if (runs(i, "worker", c)) continue;
-      auto pid = StartDaemon(*remote, hosts[i], "worker", c);
-      if (!pid.ok()) {
-        errors[i] = pid.status().ToString();
-        return;
-      }
-      started[i].push_back(fmt::format("{} (pid {})", c, *pid));
+    std::vector<std::pair<std::string, std::string>> missing_here;
+    for (const std::string& c : hosts[i].computers)
+      if (!runs(i, "worker", c)) missing_here.emplace_back("worker", c);
+    if (missing_here.empty()) return;
+    auto pids = StartDaemons(*remote, hosts[i], missing_here);
+    if (!pids.ok()) {
+      errors[i] = pids.status().ToString();
+      return;
     }
+    for (const auto& [computer, pid] : *pids)
+      started[i].push_back(fmt::format("{} (pid {})", computer, pid));
   });
   for (size_t i = 0; i < hosts.size(); ++i) {
     if (!started[i].empty()) {
@@ -642,13 +699,16 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
   auto restart = [&](const HostPlan& h, const std::string& role,
                      const std::string& computer) -> Result<int> {
     COPSE_ASSIGN_OR_RETURN(std::vector<RunningDaemon> old, RunningOn(*remote, h, role, computer));
-    Stopped stopped = StopOnHost(*remote, h, old);
-    if (!stopped.error.empty()) return Status(StatusCode::kUnavailable, stopped.error);
-    COPSE_ASSIGN_OR_RETURN(int pid, StartDaemon(*remote, h, role, computer));
+    // Stop and start in one call.
+    std::vector<std::vector<std::string>> stop;
+    if (!old.empty()) stop.push_back(DaemonStopArgv(*remote, old, kStopGrace));
+    std::string said;
+    COPSE_ASSIGN_OR_RETURN(auto pids, StartDaemons(*remote, h, {{role, computer}}, stop, &said));
+    const int pid = pids.at(computer.empty() ? role : computer);
     std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n",
                              computer.empty() ? role : computer, Shown(HostLabel(h)),
                              old.empty() ? "none" : std::to_string(old.front().pid), pid,
-                             stopped.killed.empty() ? "" : " (needed SIGKILL)");
+                             said.starts_with("killed") ? " (needed SIGKILL)" : "");
     return pid;
   };
   auto not_back = [&](const HostPlan& h, const std::string& role, const std::string& computer,

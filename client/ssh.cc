@@ -65,14 +65,22 @@ std::vector<std::string> SshOptions(const DeployConfig& deploy,
 Result<RemoteResult> RunRemote(const DeployConfig& deploy, const std::string& host,
                                const std::vector<std::string>& argv,
                                std::chrono::milliseconds deadline) {
+  return RunRemoteCommands(deploy, host, {argv}, deadline);
+}
+
+Result<RemoteResult> RunRemoteCommands(const DeployConfig& deploy, const std::string& host,
+                                       const std::vector<std::vector<std::string>>& commands,
+                                       std::chrono::milliseconds deadline) {
   std::vector<std::string> args = SshOptions(
       deploy, std::chrono::seconds(std::max<int64_t>(
                   1, std::chrono::duration_cast<std::chrono::seconds>(deadline).count())));
   // ssh joins the words after the destination with spaces for the remote
   // shell: one word, already quoted.
+  std::string line;
+  for (const auto& argv : commands) line += (line.empty() ? "" : "; ") + ShellCommand(argv);
   args.push_back("--");
   args.push_back(SshDestination(deploy, host));
-  args.push_back(ShellCommand(argv));
+  args.push_back(line);
   return Run(kSsh, std::move(args), deadline);
 }
 
@@ -90,7 +98,9 @@ Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host
   args.insert(args.end(), sources.begin(), sources.end());
   // rsync (3.2.4 and later) protects the remote path from the remote shell
   // itself; install_dir is validated to plain characters anyway.
-  args.push_back(SshDestination(deploy, host) + ":" + target_dir.string() + "/");
+  std::string target = target_dir.string();
+  if (target.back() != '/') target += '/';
+  args.push_back(SshDestination(deploy, host) + ":" + target);
   return Run(kRsync, std::move(args), deadline);
 }
 

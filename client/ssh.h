@@ -45,6 +45,12 @@ Result<RemoteResult> RunRemote(const DeployConfig& deploy, const std::string& ho
                                const std::vector<std::string>& argv,
                                std::chrono::milliseconds deadline);
 
+// Runs `commands` one after the other in one ssh call (each whether or not
+// the one before succeeded); the exit code is the last one's.
+Result<RemoteResult> RunRemoteCommands(const DeployConfig& deploy, const std::string& host,
+                                       const std::vector<std::vector<std::string>>& commands,
+                                       std::chrono::milliseconds deadline);
+
 // Copies `sources` (paths here; a trailing '/' copies a directory's
 // contents) into `target_dir` on `host` with rsync over ssh: permissions
 // kept, files compared by checksum and sent only when their content

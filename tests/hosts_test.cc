@@ -402,6 +402,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
   // Down: a row per host, and no Copse process left on any.
   CommandResult down = Ops({"cluster", "down"}, seconds(120));
   ASSERT_EQ(down.exit_code, 0) << down.out << down.err;
+  output += down.out;
   upped_ = false;
   EXPECT_NE(down.out.find("stopped 5 daemon(s)"), std::string::npos) << down.out;
   step("down");
