@@ -164,22 +164,32 @@ class Up {
 
 }  // namespace
 
+namespace {
+
+// Whether the daemons of `config` are reached over ssh: some host is not
+// this machine, and the cluster does not run in emulated hosts here
+// (`up --netns` replaces a config's hosts with its own).
+bool OverSsh(const ClusterConfig& config) {
+  if (AllDaemonsHere(config)) return false;
+  auto state = ReadNetnsState(config);
+  return !(state.ok() && state->has_value());
+}
+
+}  // namespace
+
 int ClusterLogs(const ClusterConfig& config, const std::string& who, int lines) {
   std::filesystem::path log;
-  std::string address;
   if (who == "master") {
     log = config.master.data_dir / "master.log";
-    address = config.master.host;
   } else if (const ComputerConfig* c = config.FindComputer(who)) {
     log = c->data_dir / "worker.log";
-    address = c->host;
   } else {
     return ReportFailure("cluster logs",
                          InvalidArgument(fmt::format("no computer '{}' in the config of cluster {} "
                                                      "(a computer's name, or master)",
                                                      who, config.name)));
   }
-  if (!OnThisMachine(address)) return RemoteLogs(config, who, lines);
+  if (OverSsh(config)) return RemoteLogs(config, who, lines);
   Result<std::string> text = LastLines(log, lines);
   if (!text.ok()) return ReportFailure("cluster logs", text.status());
   std::cout << ForStdout(*text);
@@ -224,7 +234,7 @@ int ClusterUp(const ClusterConfig& config, const UpOptions& options) {
 }
 
 int ClusterDown(const ClusterConfig& config) {
-  if (!AllDaemonsHere(config)) return RemoteDown(config);
+  if (OverSsh(config)) return RemoteDown(config);
   auto procs = ReadPidFile(PidFilePath(config));
   if (!procs.ok()) {
     std::cerr << "copse cluster down: " << procs.status().ToString() << "\n";
@@ -264,7 +274,7 @@ int ClusterDown(const ClusterConfig& config) {
 }
 
 int ClusterRollingRestart(const ClusterConfig& config, const RestartOptions& options) {
-  if (!AllDaemonsHere(config)) return RemoteRollingRestart(config, options);
+  if (OverSsh(config)) return RemoteRollingRestart(config, options);
   std::cerr << "copse cluster restart: every daemon of cluster " << config.name
             << " is on this machine; restart it with `copse cluster down` and `copse cluster up` "
                "(a rolling restart is for a cluster on several hosts: docs/deploy.md)\n";
@@ -272,22 +282,23 @@ int ClusterRollingRestart(const ClusterConfig& config, const RestartOptions& opt
 }
 
 int ClusterHostsStatus(const ClusterConfig& config, bool json) {
-  if (!AllDaemonsHere(config)) return RemoteHostsStatus(config, json);
+  if (OverSsh(config)) return RemoteHostsStatus(config, json);
   auto procs = ReadPidFile(PidFilePath(config));
   if (!procs.ok()) return ReportFailure("cluster status", procs.status());
   nlohmann::json doc = nlohmann::json::array();
   for (const ProcessRecord& r : *procs) {
-    doc.push_back({{"role", r.role}, {"computer", r.computer}, {"pid", r.pid},
-                   {"running", IsRunning(r)}});
+    doc.push_back(
+        {{"role", r.role}, {"computer", r.computer}, {"pid", r.pid}, {"running", IsRunning(r)}});
   }
   if (json) {
     std::cout << DumpJson(nlohmann::json{{"cluster", config.name}, {"this_machine", doc}}, 2)
               << "\n";
     return 0;
   }
-  std::cout << fmt::format("every daemon of cluster {} is on this machine; as `cluster up` "
-                           "recorded them in {}:\n",
-                           config.name, PidFilePath(config).string());
+  std::cout << fmt::format(
+      "every daemon of cluster {} is on this machine; as `cluster up` "
+      "recorded them in {}:\n",
+      config.name, PidFilePath(config).string());
   for (const ProcessRecord& r : *procs) {
     std::cout << fmt::format("  {} {} pid {}: {}\n", r.role, r.computer, r.pid,
                              IsRunning(r) ? "running" : "not running");

@@ -18,7 +18,7 @@ struct UpOptions {
 };
 
 struct RestartOptions {
-  bool install = false;  // ship this copse's install first
+  bool install = false;               // ship this copse's install first
   std::chrono::seconds timeout{120};  // for each daemon to come back, and the DFS to heal
 };
 

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/net/auth.h"
@@ -128,8 +128,9 @@ Status EnsureSecrets(const ClusterConfig& config) {
               << " (keep it private; `cluster up` copies it to the hosts of a config on several)\n";
   }
   if (config.http.enabled && !config.http.token_file.empty()) {
-    COPSE_RETURN_IF_ERROR(
-        net::EnsureSecret(config.http.token_file, &created).status().WithContext("[http] token_file"));
+    COPSE_RETURN_IF_ERROR(net::EnsureSecret(config.http.token_file, &created)
+                              .status()
+                              .WithContext("[http] token_file"));
     if (created) {
       std::cout << "created HTTP API token " << config.http.token_file.string()
                 << " (clients send it as \"Authorization: Bearer TOKEN\")\n";

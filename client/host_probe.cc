@@ -36,13 +36,14 @@ std::string Bytes(uint64_t b) {
 
 const std::string& ProbeScript() {
   static const std::string script = R"sh(set -u
-install=$1; shift
+install=$1; secret=$2; shift 2
 os=unknown
 if [ -r /etc/os-release ]; then os=$(. /etc/os-release; printf '%s %s' "${ID:-unknown}" "${VERSION_ID:-unknown}"); fi
 printf 'os %s\n' "$os"
 printf 'arch %s\n' "$(uname -m)"
 printf 'clock %s\n' "$(date +%s%N)"
 if [ -r "$install/share/copse/build-id" ]; then printf 'build %s\n' "$(head -c 128 "$install/share/copse/build-id" | tr -cd '0-9a-f')"; fi
+if [ -r "$secret" ]; then printf 'secret %s\n' "$(sha256sum < "$secret" | cut -c1-64)"; fi
 if command -v rsync >/dev/null 2>&1; then echo 'rsync yes'; else echo 'rsync no'; fi
 for d in "$install" "$@"; do
   p=$d
@@ -65,6 +66,7 @@ while IFS="$(printf '\t')" read -r dir e; do
   tr '\000\n' '\037 ' < "$dir/cmdline" 2>/dev/null
   printf '\n'
 done
+echo 'procs listed'
 )sh";
   return script;
 }
@@ -72,6 +74,7 @@ done
 Result<HostProbe> ParseProbe(std::string_view out) {
   HostProbe p;
   bool saw_clock = false;
+  bool saw_procs = false;
   int number = 0;
   size_t start = 0;
   while (start < out.size()) {
@@ -100,6 +103,11 @@ Result<HostProbe> ParseProbe(std::string_view out) {
     } else if (key == "build") {
       if (!rest.empty() && !AllOf(rest, IsHex)) return bad("not a build id");
       p.installed_build = std::string(rest);
+    } else if (key == "secret") {
+      if (rest.size() != 64 || !AllOf(rest, IsHex)) return bad("not a SHA-256 digest");
+      p.secret_digest = std::string(rest);
+    } else if (key == "procs") {
+      saw_procs = rest == "listed";
     } else if (key == "rsync") {
       p.has_rsync = rest == "yes";
     } else if (key == "dir") {
@@ -116,7 +124,8 @@ Result<HostProbe> ParseProbe(std::string_view out) {
       p.dirs.push_back(std::move(d));
     } else if (key == "listen") {
       if (!AllOf(rest, IsHex) || rest.size() > 4) return bad("not a port in hex");
-      p.listening.insert(static_cast<uint16_t>(std::strtoul(std::string(rest).c_str(), nullptr, 16)));
+      p.listening.insert(
+          static_cast<uint16_t>(std::strtoul(std::string(rest).c_str(), nullptr, 16)));
     } else if (key == "proc") {
       size_t sp = rest.find(' ');
       size_t exe_end = rest.find(kExeEnd);
@@ -125,6 +134,7 @@ Result<HostProbe> ParseProbe(std::string_view out) {
         return bad("not 'proc PID EXE ARGS'");
       ProbedProcess proc;
       proc.pid = std::atoi(std::string(rest.substr(0, sp)).c_str());
+      if (proc.pid <= 1) return bad("not 'proc PID EXE ARGS'");
       proc.exe = std::string(rest.substr(sp + 1, exe_end - sp - 1));
       if (proc.exe.size() > kReplaced.size() && proc.exe.ends_with(kReplaced)) {
         proc.exe.resize(proc.exe.size() - kReplaced.size());
@@ -142,7 +152,15 @@ Result<HostProbe> ParseProbe(std::string_view out) {
     }
   }
   if (!saw_clock) return InvalidArgument("probe output has no clock line: not the probe's output");
+  if (!saw_procs) {
+    return InvalidArgument(
+        "the probe could not list the host's processes (it needs GNU find, from findutils)");
+  }
   return p;
+}
+
+std::string HostLabel(const HostPlan& h) {
+  return h.name == h.address ? h.name : fmt::format("{} ({})", h.name, h.address);
 }
 
 std::vector<HostPlan> PlanHosts(const ClusterConfig& remote) {
@@ -158,14 +176,15 @@ std::vector<HostPlan> PlanHosts(const ClusterConfig& remote) {
   m.master = true;
   m.dirs.push_back(remote.master.data_dir);
   m.ports[remote.master.port] = "the master's port";
-  if (remote.http.enabled && remote.http.host == remote.master.host)
-    m.ports[remote.http.port] = "the master's HTTP port";
+  if (remote.http.enabled) m.ports[remote.http.port] = "the master's HTTP port";
   for (const ComputerConfig& c : remote.computers) {
     HostPlan& h = host(c.host, c.host_name);
     h.computers.push_back(c.name);
     h.dirs.push_back(c.data_dir);
     h.ports[c.control_port] = fmt::format("computer {}'s control_port", c.name);
     h.ports[c.data_port] = fmt::format("computer {}'s data_port", c.name);
+    if (c.metrics_port != 0)
+      h.ports[c.metrics_port] = fmt::format("computer {}'s metrics_port", c.name);
   }
   return hosts;
 }
@@ -196,11 +215,18 @@ std::vector<RunningDaemon> OurDaemons(const HostProbe& probe,
   return out;
 }
 
+bool Runs(const std::vector<RunningDaemon>& daemons, const std::string& role,
+          const std::string& computer) {
+  return std::any_of(daemons.begin(), daemons.end(), [&](const RunningDaemon& d) {
+    return d.role == role && d.computer == computer;
+  });
+}
+
 PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan,
                                const HostProbe* probe, const std::string& ssh_error,
                                const LocalFacts& local, bool upgrade) {
   PreflightRow row;
-  row.host = plan.name == plan.address ? plan.name : fmt::format("{} ({})", plan.name, plan.address);
+  row.host = HostLabel(plan);
   const DeployConfig& d = remote.deploy;
   if (probe == nullptr) {
     row.failures.push_back(fmt::format(
@@ -248,9 +274,7 @@ PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan
   row.space = least == UINT64_MAX ? "-" : Bytes(least) + " free";
   std::vector<RunningDaemon> ours = OurDaemons(*probe, d.install_dir);
   auto runs = [&](const std::string& role, const std::string& computer) {
-    for (const RunningDaemon& r : ours)
-      if (r.role == role && r.computer == computer) return true;
-    return false;
+    return Runs(ours, role, computer);
   };
   for (const auto& [port, what] : plan.ports) {
     if (!probe->listening.count(port)) continue;
@@ -280,6 +304,12 @@ PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan
   for (const RunningDaemon& r : ours) stale = stale || r.replaced;
   if (!ours.empty()) {
     row.copse += fmt::format(", {} running", ours.size());
+    if (!probe->secret_digest.empty() && probe->secret_digest != local.secret_digest) {
+      row.failures.push_back(fmt::format(
+          "secret: its daemons use another cluster secret than {}: copy the cluster's secret to "
+          "this machine's secret_file, or stop them (`copse cluster down` where the secret is)",
+          remote.secret_file.filename().string()));
+    }
     if (upgrade) {
       if (stale || probe->installed_build != local.build)
         row.notes.push_back("copse: its daemons are restarted one at a time on this build");

@@ -38,7 +38,7 @@ struct ProbedDir {
 
 struct ProbedProcess {
   int pid = 0;
-  std::string exe;           // " (deleted)" removed
+  std::string exe;            // " (deleted)" removed
   bool exe_replaced = false;  // the executable it runs was replaced or deleted since it started
   std::vector<std::string> args;
 };
@@ -48,13 +48,14 @@ struct HostProbe {
   std::string arch;  // "x86_64"
   int64_t clock_ns = 0;
   std::string installed_build;  // the build id in install_dir; empty when none
+  std::string secret_digest;    // SHA-256 of the secret file there; empty when none
   bool has_rsync = false;
   std::vector<ProbedDir> dirs;
-  std::set<uint16_t> listening;            // TCP ports in LISTEN state
-  std::vector<ProbedProcess> processes;    // copse-master and copse-worker processes
+  std::set<uint16_t> listening;          // TCP ports in LISTEN state
+  std::vector<ProbedProcess> processes;  // copse-master and copse-worker processes
 };
 
-// The script, run as `sh -c SCRIPT copse-probe INSTALL_DIR DIR...`.
+// The script, run as `sh -c SCRIPT copse-probe INSTALL_DIR SECRET_FILE DIR...`.
 const std::string& ProbeScript();
 
 // Parses the script's output. Lines it does not know are ignored (a newer
@@ -74,6 +75,9 @@ struct HostPlan {
   std::map<uint16_t, std::string> ports;
 };
 
+// "node1 (10.0.0.1)", or the address alone when the config gave it.
+std::string HostLabel(const HostPlan& h);
+
 // The hosts of `remote` (the config as it is read on the hosts: paths under
 // install_dir), the master's first, then in the order computers appear.
 std::vector<HostPlan> PlanHosts(const ClusterConfig& remote);
@@ -88,12 +92,18 @@ struct RunningDaemon {
 
 // The processes of `probe` that run this cluster's daemons: an executable of
 // install_dir with `--config INSTALL_DIR/etc/cluster.toml`.
-std::vector<RunningDaemon> OurDaemons(const HostProbe& probe, const std::filesystem::path& install_dir);
+std::vector<RunningDaemon> OurDaemons(const HostProbe& probe,
+                                      const std::filesystem::path& install_dir);
+
+// Whether `daemons` holds this one ("master" with an empty computer).
+bool Runs(const std::vector<RunningDaemon>& daemons, const std::string& role,
+          const std::string& computer);
 
 // What this machine and its install are, for comparing hosts with.
 struct LocalFacts {
   std::string os, arch;
-  std::string build;  // the install's build id
+  std::string build;          // the install's build id
+  std::string secret_digest;  // SHA-256 of the cluster secret here
   // This machine's clock when the probe was sent and when its answer came:
   // the host's clock, read in between, is compared with the interval.
   int64_t sent_ns = 0, answered_ns = 0;
@@ -107,7 +117,7 @@ struct PreflightRow {
   std::string system;  // "debian 12 x86_64"
   std::string clock;   // "+0.00s": the least offset the host's clock can have from this machine's
   std::string space;   // the least free space among its directories
-  std::string copse;   // "none", "this build", "other build", "running"
+  std::string copse;   // "none", "this build" or "build ID", then ", N running"
   std::vector<std::string> failures;  // each "what: fix"
   std::vector<std::string> notes;     // not failures, worth saying
 };

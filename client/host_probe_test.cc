@@ -12,11 +12,12 @@
 
 #include <chrono>
 #include <filesystem>
-#include <thread>
 #include <fstream>
+#include <thread>
 
 #include "client/remote_cluster.h"
 #include "client/ssh.h"
+#include "common/sha256.h"
 #include "common/subprocess.h"
 
 namespace copse::client {
@@ -31,8 +32,8 @@ Result<ProcessResult> Sh(std::vector<std::string> args) {
 
 TEST(ShellQuoteTest, EveryWordReachesTheProgramAsItWas) {
   const std::vector<std::string> words = {
-      "",           "plain",     "two words", "it's",       "'",         "''\\'",
-      "$(touch x)", "`touch x`", "a;b|c&d",   "line\nbreak", "*",         "~root",
+      "",           "plain",     "two words", "it's",        "'",  "''\\'",
+      "$(touch x)", "`touch x`", "a;b|c&d",   "line\nbreak", "*",  "~root",
       "$HOME",      "\\",        "\"q\"",     "-n",          "--", "\t\x01\x7f\xc3\xa9"};
   auto r = Sh({"-c", "printf '%s\\0' " + ShellCommand(words)});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -55,8 +56,8 @@ TEST(ShellQuoteTest, SshGetsOneQuotedCommandAfterItsOptions) {
   d.ssh_options = {"-i", "/keys/id ed"};
   EXPECT_EQ(SshDestination(d, "node1"), "ops@node1");
   EXPECT_EQ(SshOptions(d, std::chrono::seconds(7)),
-            (std::vector<std::string>{"-o", "BatchMode=yes", "-o", "ConnectTimeout=7", "-p",
-                                      "2222", "-i", "/keys/id ed"}));
+            (std::vector<std::string>{"-o", "BatchMode=yes", "-o", "ConnectTimeout=7", "-p", "2222",
+                                      "-i", "/keys/id ed"}));
   d.ssh_user.clear();
   EXPECT_EQ(SshDestination(d, "10.0.0.1"), "10.0.0.1");
 }
@@ -80,8 +81,10 @@ TEST(ProbeTest, TheScriptDescribesThisMachine) {
   const int64_t before = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  auto r = Sh({"-c", ProbeScript(), "copse-probe", (dir / "install").string(),
-               (dir / "not" / "yet" / "there").string(), "/proc/no-such-dir"});
+  std::ofstream(dir / "secret") << "s3cret";
+  auto r =
+      Sh({"-c", ProbeScript(), "copse-probe", (dir / "install").string(), (dir / "secret").string(),
+          (dir / "not" / "yet" / "there").string(), "/proc/no-such-dir"});
   ::close(fd);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->status.ok()) << r->err;
@@ -92,6 +95,7 @@ TEST(ProbeTest, TheScriptDescribesThisMachine) {
   EXPECT_GE(p->clock_ns, before);
   EXPECT_LT(p->clock_ns - before, int64_t{60'000'000'000});
   EXPECT_TRUE(p->installed_build.empty());
+  EXPECT_EQ(p->secret_digest, Sha256Hex("s3cret"));
   ASSERT_EQ(p->dirs.size(), 3u);
   EXPECT_EQ(p->dirs[0].path, dir / "install");
   EXPECT_TRUE(p->dirs[0].writable);  // created under an existing writable directory
@@ -103,18 +107,21 @@ TEST(ProbeTest, TheScriptDescribesThisMachine) {
 }
 
 TEST(ProbeTest, HostileAnswersAreErrorsNamingTheLine) {
-  const std::string clock = "clock 1700000000000000000\n";
+  const std::string clock = "clock 1700000000000000000\nprocs listed\n";
   for (const std::string& bad :
        {std::string("os debian;rm -rf /\n"), std::string("arch x86_64\x1b[2J\n"),
         std::string("clock 12a\n"), std::string("clock 99999999999999999999999\n"),
         std::string("build zz\n"), std::string("dir 2 10 /x\n"), std::string("dir 1 -5 /x\n"),
         std::string("dir 1\n"), std::string("listen 1F90A\n"), std::string("listen xyz\n"),
         std::string("proc 12 /bin/copse-worker\n"), std::string("proc -1 /x\036a\n"),
-        std::string("proc 1234567890 /x\036a\n")}) {
+        std::string("proc 1234567890 /x\036a\n"), std::string("proc 1 /x\036a\n")}) {
     auto p = ParseProbe(clock + bad);
     ASSERT_FALSE(p.ok()) << bad;
-    EXPECT_NE(p.status().message().find("line 2"), std::string::npos) << p.status().ToString();
+    EXPECT_NE(p.status().message().find("line 3"), std::string::npos) << p.status().ToString();
   }
+  auto unlisted = ParseProbe("clock 1\n");
+  ASSERT_FALSE(unlisted.ok());
+  EXPECT_NE(unlisted.status().message().find("GNU find"), std::string::npos);
   auto none = ParseProbe("hello\nworld\n");
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("no clock"), std::string::npos);
@@ -125,7 +132,7 @@ TEST(ProbeTest, HostileAnswersAreErrorsNamingTheLine) {
 HostProbe Probe(std::string extra = "") {
   auto p = ParseProbe(
       "os debian 12\narch x86_64\nclock 1000000000000\nbuild abc123\nrsync yes\n"
-      "dir 1 1048576 /opt/copse\nlisten 1F90\nlisten 1F41\n" +
+      "dir 1 1048576 /opt/copse\nlisten 1F90\nlisten 1F41\nprocs listed\n" +
       extra);
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return *p;
@@ -183,7 +190,7 @@ slots = 1
   control_port = 8003
   data_port = 8004
 )",
-                                "/opt/copse/etc/cluster.toml");
+                              "/opt/copse/etc/cluster.toml");
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return *c;
 }
@@ -203,7 +210,7 @@ TEST(PreflightTest, HostsAreGroupedWithTheirDaemonsAndPorts) {
 TEST(PreflightTest, EveryFailureIsListedWithItsFix) {
   ClusterConfig config = TwoHostConfig();
   std::vector<HostPlan> hosts = PlanHosts(config);
-  LocalFacts local{"debian 12", "x86_64", "abc123", 999000000000, 1000000000000};
+  LocalFacts local{"debian 12", "x86_64", "abc123", "", 999000000000, 1000000000000};
 
   PreflightRow ok = EvaluatePreflight(config, hosts[0], nullptr, "Connection refused", local);
   ASSERT_EQ(ok.failures.size(), 1u);
@@ -221,19 +228,19 @@ TEST(PreflightTest, EveryFailureIsListedWithItsFix) {
   // Many at once: another system, a clock 5 s ahead, no rsync, a read-only
   // directory; all listed.
   auto bad = ParseProbe(
-      "os ubuntu 22.04\narch aarch64\nclock 1005000000000\nbuild 999\nrsync no\n"
+      "os ubuntu 22.04\narch aarch64\nclock 1005000000000\nbuild 999\nrsync no\nprocs listed\n"
       "dir 0 10 /opt/copse\n");
   ASSERT_TRUE(bad.ok());
   PreflightRow many = EvaluatePreflight(config, hosts[1], &*bad, "", local);
   EXPECT_EQ(many.failures.size(), 4u);
-  EXPECT_EQ(many.clock, "+5.00s");  // read after the answer came: at least 5 s ahead
+  EXPECT_EQ(many.clock, "+5.00s");   // read after the answer came: at least 5 s ahead
   EXPECT_EQ(many.notes.size(), 1u);  // build 999 would be replaced
 }
 
 TEST(PreflightTest, ARunningDaemonHoldsItsOwnPortsButAnOldBuildFails) {
   ClusterConfig config = TwoHostConfig();
   std::vector<HostPlan> hosts = PlanHosts(config);
-  LocalFacts local{"debian 12", "x86_64", "abc123", 999000000000, 1000000000000};
+  LocalFacts local{"debian 12", "x86_64", "abc123", "", 999000000000, 1000000000000};
   const std::string worker_a =
       "proc 20 /opt/copse/bin/copse-worker\036w\037--config\037/opt/copse/etc/cluster.toml\037--"
       "computer\037a\n";
@@ -247,6 +254,12 @@ TEST(PreflightTest, ARunningDaemonHoldsItsOwnPortsButAnOldBuildFails) {
   PreflightRow old = EvaluatePreflight(config, hosts[0], &p, "", newer);
   ASSERT_EQ(old.failures.size(), 1u);
   EXPECT_NE(old.failures[0].find("restart --rolling --install"), std::string::npos);
+  // Daemons that run with another secret than the one to be shipped.
+  HostProbe other_secret = Probe(worker_a + "secret " + std::string(64, 'e') + "\n");
+  local.secret_digest = std::string(64, 'f');
+  PreflightRow split = EvaluatePreflight(config, hosts[0], &other_secret, "", local);
+  ASSERT_EQ(split.failures.size(), 1u);
+  EXPECT_EQ(split.failures[0].rfind("secret:", 0), 0u) << split.failures[0];
   // Which is what a rolling restart onto the new build expects.
   PreflightRow rolling = EvaluatePreflight(config, hosts[0], &p, "", newer, /*upgrade=*/true);
   EXPECT_TRUE(rolling.failures.empty()) << rolling.failures[0];
@@ -270,13 +283,18 @@ TEST(DaemonCommandsTest, StartPrintsThePidAndStopEndsIt) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("copse-start-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "bin");
-  // A stand-in for copse-worker that runs until SIGTERM.
-  std::ofstream(dir / "bin" / "copse-worker") << "#!/bin/sh\necho started \"$@\"\nexec sleep 600\n";
+  // A stand-in for copse-worker that runs until SIGTERM: it says how it was
+  // started, then becomes a copy of sleep in the install's bin/.
+  std::filesystem::copy_file("/bin/sleep", dir / "bin" / "copse-sleep");
+  std::ofstream(dir / "bin" / "copse-worker")
+      << "#!/bin/sh\necho started \"$@\"\nexec \"$(dirname \"$0\")/copse-sleep\" 600\n";
   std::filesystem::permissions(dir / "bin" / "copse-worker", std::filesystem::perms::owner_all);
   auto config = ParseClusterConfig(
       "[cluster]\nname = \"t\"\ndata_root = \"" + (dir / "data").string() +
           "\"\n[master]\nhost = \"127.0.0.1\"\nport = 8000\n[http]\nenabled = false\n"
-          "[deploy]\ninstall_dir = \"" + dir.string() + "\"\n[[racks]]\nname = \"r0\"\n"
+          "[deploy]\ninstall_dir = \"" +
+          dir.string() +
+          "\"\n[[racks]]\nname = \"r0\"\n"
           "  [[racks.computers]]\n  name = \"a\"\n  control_port = 8001\n  data_port = 8002\n",
       dir / "etc" / "cluster.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
@@ -284,14 +302,14 @@ TEST(DaemonCommandsTest, StartPrintsThePidAndStopEndsIt) {
   ASSERT_EQ(start[0], "sh");
   auto r = Sh({start.begin() + 1, start.end()});
   ASSERT_TRUE(r.ok() && r->status.ok()) << (r.ok() ? r->err : r.status().ToString());
-  ASSERT_EQ(r->out.rfind("a ", 0), 0u) << r->out;  // "COMPUTER PID"
-  const int pid = std::stoi(r->out.substr(2));
+  ASSERT_EQ(r->out.rfind("started a ", 0), 0u) << r->out;  // "started COMPUTER PID"
+  const int pid = std::stoi(r->out.substr(10));
   ASSERT_GT(pid, 0);
   EXPECT_TRUE(Runs(pid));
   // It says it started before it is stopped (a bounded wait: it runs on its own).
   const std::filesystem::path output = dir / "data" / "a" / "worker.stderr";
-  for (int i = 0; i < 200 && (!std::filesystem::exists(output) || std::filesystem::is_empty(output));
-       ++i) {
+  for (int i = 0;
+       i < 200 && (!std::filesystem::exists(output) || std::filesystem::is_empty(output)); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   RunningDaemon d{"worker", "a", pid, false};
@@ -299,6 +317,13 @@ TEST(DaemonCommandsTest, StartPrintsThePidAndStopEndsIt) {
   auto s = Sh({stop.begin() + 1, stop.end()});
   ASSERT_TRUE(s.ok() && s->status.ok());
   EXPECT_EQ(s->out, "");  // ended by SIGTERM, not killed
+  // A pid that no longer runs the install's executable is not signalled.
+  auto again = Sh({stop.begin() + 1, stop.end()});
+  ASSERT_TRUE(again.ok() && again->status.ok());
+  RunningDaemon stranger{"worker", "a", static_cast<int>(::getpid()), false};
+  std::vector<std::string> not_ours = DaemonStopArgv(*config, {stranger}, std::chrono::seconds(1));
+  auto spared = Sh({not_ours.begin() + 1, not_ours.end()});
+  ASSERT_TRUE(spared.ok() && spared->status.ok());  // and this test still runs
   EXPECT_FALSE(Runs(pid));
   std::ifstream out(output);
   std::string line;
@@ -312,7 +337,7 @@ TEST(DaemonCommandsTest, WithSystemdTheUnitsStartAndStopThem) {
   ClusterConfig config = TwoHostConfig();
   config.deploy.systemd = true;
   std::vector<std::string> start = DaemonStartArgv(config, "worker", "b");
-  ASSERT_EQ(start.size(), 7u);
+  ASSERT_EQ(start.size(), 7u);  // sh -c SCRIPT $0 TAG UNIT FILE
   EXPECT_EQ(start[4], "b");
   EXPECT_EQ(start[5], "copse-t-worker@b.service");
   EXPECT_EQ(start[6], "/opt/copse/etc/systemd/copse-t-worker@.service");

@@ -1,7 +1,7 @@
 #include "client/remote_cluster.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,17 +64,32 @@ std::filesystem::path RemoteConfigPath(const ClusterConfig& c) {
   return c.deploy.install_dir / "etc" / "cluster.toml";
 }
 
+// What a daemon is called in messages and start output: "master" or its computer.
+std::string Tag(const std::string& role, const std::string& computer) {
+  return computer.empty() ? role : computer;
+}
+
+std::filesystem::path DataDir(const ClusterConfig& remote, const std::string& role,
+                              const std::string& computer) {
+  return role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
+}
+
 std::filesystem::path DaemonExe(const ClusterConfig& remote, const std::string& role) {
   return remote.deploy.install_dir / "bin" / ("copse-" + role);
 }
 
-// The config as the hosts read it: the same text at INSTALL_DIR/etc.
-Result<ClusterConfig> RemoteView(const ClusterConfig& config) {
-  std::ifstream in(config.source, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot read", config.source.string()));
+Result<std::string> ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError(fmt::format("{}: cannot read", path.string()));
   std::stringstream text;
   text << in.rdbuf();
-  return ParseClusterConfig(text.str(), RemoteConfigPath(config));
+  return text.str();
+}
+
+// The config as the hosts read it: the same text at INSTALL_DIR/etc.
+Result<ClusterConfig> RemoteView(const ClusterConfig& config) {
+  COPSE_ASSIGN_OR_RETURN(std::string text, ReadText(config.source));
+  return ParseClusterConfig(text, RemoteConfigPath(config));
 }
 
 // The install this `copse` runs from: <prefix>/bin/copse.
@@ -104,7 +119,8 @@ Result<std::string> BuildId(const std::filesystem::path& prefix) {
          !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
       const std::filesystem::path rel = it->path().lexically_relative(prefix);
       if (it->is_symlink()) {
-        entries.emplace_back(rel.string(), "-> " + std::filesystem::read_symlink(it->path()).string());
+        entries.emplace_back(rel.string(),
+                             "-> " + std::filesystem::read_symlink(it->path()).string());
       } else if (it->is_regular_file()) {
         COPSE_ASSIGN_OR_RETURN(std::string digest, Sha256OfFile(it->path()));
         entries.emplace_back(rel.string(), digest);
@@ -125,8 +141,12 @@ struct Probed {
 };
 
 Probed ProbeHost(const ClusterConfig& remote, const HostPlan& h) {
-  std::vector<std::string> argv = {"sh", "-c", ProbeScript(), "copse-probe",
-                                   remote.deploy.install_dir.string()};
+  std::vector<std::string> argv = {"sh",
+                                   "-c",
+                                   ProbeScript(),
+                                   "copse-probe",
+                                   remote.deploy.install_dir.string(),
+                                   remote.secret_file.string()};
   for (const auto& d : h.dirs)
     if (d != remote.deploy.install_dir) argv.push_back(d.string());
   Probed p;
@@ -157,10 +177,6 @@ std::vector<std::string> HostNames(const std::vector<HostPlan>& hosts) {
   return names;
 }
 
-std::string HostLabel(const HostPlan& h) {
-  return h.name == h.address ? h.name : fmt::format("{} ({})", h.name, h.address);
-}
-
 std::string Daemons(const HostPlan& h) {
   std::vector<std::string> names;
   if (h.master) names.push_back("master");
@@ -180,8 +196,10 @@ bool PrintPreflight(const std::vector<PreflightRow>& rows) {
     failures += static_cast<int>(r.failures.size());
   }
   for (const PreflightRow& r : rows) {
-    for (const std::string& f : r.failures) std::cout << "  FAIL " << Shown(r.host) << ": " << Shown(f) << "\n";
-    for (const std::string& n : r.notes) std::cout << "  note " << Shown(r.host) << ": " << Shown(n) << "\n";
+    for (const std::string& f : r.failures)
+      std::cout << "  FAIL " << Shown(r.host) << ": " << Shown(f) << "\n";
+    for (const std::string& n : r.notes)
+      std::cout << "  note " << Shown(r.host) << ": " << Shown(n) << "\n";
   }
   return failures == 0;
 }
@@ -207,8 +225,7 @@ Status RemoteOk(const Result<RemoteResult>& r, const std::string& what) {
 // config, the build id, the secrets and the unit files, listed (relative to
 // it) in `list`. Directories on the way are created, never changed.
 Status Ship(const ClusterConfig& remote, const HostPlan& h, const std::filesystem::path& prefix,
-            const std::filesystem::path& stage, const std::filesystem::path& list,
-            bool binaries) {
+            const std::filesystem::path& stage, const std::filesystem::path& list, bool binaries) {
   const DeployConfig& d = remote.deploy;
   if (binaries) {
     COPSE_RETURN_IF_ERROR(RemoteOk(
@@ -234,14 +251,6 @@ Status StageFile(const std::filesystem::path& path, const std::string& text, mod
   return Status::Ok();
 }
 
-Result<std::string> ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot read", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 std::vector<std::string> DaemonStartArgv(const ClusterConfig& remote, const std::string& role,
@@ -253,28 +262,32 @@ std::vector<std::string> DaemonStartArgv(const ClusterConfig& remote, const std:
 systemctl link "$file" >/dev/null || exit 1
 systemctl daemon-reload || exit 1
 systemctl start "$unit" || exit 1
-echo "$tag $(systemctl show -p MainPID --value "$unit")"
+echo "started $tag $(systemctl show -p MainPID --value "$unit")"
 )sh";
     const std::string unit = UnitName(remote, role == "master" ? "master" : computer);
     std::string file = unit;
     if (const size_t at = file.find('@'); at != std::string::npos)
       file = file.substr(0, at + 1) + ".service";  // the worker's template
-    return {"sh", "-c", script, "copse-start", computer.empty() ? role : computer, unit,
+    return {"sh",
+            "-c",
+            script,
+            "copse-start",
+            Tag(role, computer),
+            unit,
             (remote.deploy.install_dir / "etc" / "systemd" / file).string()};
   }
   static const std::string script = R"sh(tag=$1; d=$2; name=$3; shift 3
 mkdir -p "$d" || exit 1
 cd / || exit 1
 setsid "$@" </dev/null >>"$d/$name.stderr" 2>&1 &
-echo "$tag $!"
+echo "started $tag $!"
 )sh";
-  const std::filesystem::path data =
-      role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
+  const std::filesystem::path data = DataDir(remote, role, computer);
   std::vector<std::string> argv = {"sh",
                                    "-c",
                                    script,
                                    "copse-start",
-                                   computer.empty() ? role : computer,
+                                   Tag(role, computer),
                                    data.string(),
                                    role,
                                    DaemonExe(remote, role).string(),
@@ -296,39 +309,56 @@ std::vector<std::string> DaemonStopArgv(const ClusterConfig& remote,
       argv.push_back(UnitName(remote, d.role == "master" ? "master" : d.computer));
     return argv;
   }
-  static const std::string script = R"sh(grace=$1; shift
-kill -s TERM "$@" 2>/dev/null
+  // A pid is signalled only while it runs an executable of the install (a
+  // zombie or a reused pid does not): checked before each signal.
+  static const std::string script = R"sh(grace=$1; install=$2; shift 2
+ours() {
+  left=
+  for p in "$@"; do
+    case "$(readlink "/proc/$p/exe" 2>/dev/null)" in "$install"/bin/copse-*) left="$left $p" ;; esac
+  done
+}
+ours "$@"
+if [ -n "$left" ]; then kill -s TERM $left 2>/dev/null; fi
 i=0
 while :; do
-  alive=
-  for p in "$@"; do
-    # Gone, or a zombie its parent has not reaped yet: stopped either way.
-    st=Z
-    if kill -0 "$p" 2>/dev/null; then { read -r _ _ st _ < "/proc/$p/stat"; } 2>/dev/null; fi
-    if [ "$st" != Z ]; then alive="$alive $p"; fi
-  done
-  if [ -z "$alive" ]; then exit 0; fi
+  ours $left
+  if [ -z "$left" ]; then exit 0; fi
   if [ "$i" -ge "$grace" ]; then break; fi
   sleep 0.1; i=$((i + 1))
 done
-kill -s KILL $alive 2>/dev/null
-echo "killed$alive"
+kill -s KILL $left 2>/dev/null
+echo "killed$left"
+killed=$left
+i=0
+while [ "$i" -lt 50 ]; do
+  ours $killed
+  if [ -z "$left" ]; then exit 0; fi
+  sleep 0.1; i=$((i + 1))
+done
 )sh";
-  std::vector<std::string> argv = {"sh", "-c", script, "copse-stop",
-                                   std::to_string(grace.count() * 10)};
+  std::vector<std::string> argv = {"sh",
+                                   "-c",
+                                   script,
+                                   "copse-stop",
+                                   std::to_string(grace.count() * 10),
+                                   remote.deploy.install_dir.string()};
   for (const RunningDaemon& d : daemons) argv.push_back(std::to_string(d.pid));
   return argv;
 }
 
 namespace {
 
-// Reads "TAG PID" lines, as the start commands print them.
+// Reads "started TAG PID" lines, as the start commands print them.
 std::map<std::string, int> StartedPids(const std::string& out) {
   std::map<std::string, int> pids;
   std::istringstream in(out);
   for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("started ")) continue;
+    line = line.substr(8);
     const size_t space = line.rfind(' ');
-    if (space == std::string::npos || space + 1 >= line.size() || line.size() - space > 10) continue;
+    if (space == std::string::npos || space + 1 >= line.size() || line.size() - space > 10)
+      continue;
     const std::string pid = line.substr(space + 1);
     if (!std::all_of(pid.begin(), pid.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
         pid == "0")
@@ -348,42 +378,53 @@ Result<std::map<std::string, int>> StartDaemons(
   std::vector<std::vector<std::string>> commands = std::move(first);
   for (const auto& [role, computer] : daemons)
     commands.push_back(DaemonStartArgv(remote, role, computer));
-  auto r = RunRemoteCommands(remote.deploy, h.name, commands, kStopGrace + kCommandDeadline);
+  // A systemd stop may take the unit's TimeoutStopSec (30 s) before the start.
+  auto r = RunRemoteCommands(remote.deploy, h.name, commands,
+                             kStopGrace + std::chrono::seconds(40) + kCommandDeadline);
   if (!r.ok()) return r.status();
   if (first_out != nullptr) *first_out = r->out;
   std::map<std::string, int> pids = StartedPids(r->out);
   std::vector<std::string> missing;
   for (const auto& [role, computer] : daemons)
-    if (!pids.count(computer.empty() ? role : computer)) missing.push_back(computer.empty() ? role : computer);
+    if (!pids.count(Tag(role, computer))) missing.push_back(Tag(role, computer));
   if (!missing.empty()) {
-    return Status(StatusCode::kUnavailable,
-                  fmt::format("{}: could not start {}: {}", HostLabel(h), fmt::join(missing, ", "),
-                              SshError(*r)));
+    return Status(StatusCode::kUnavailable, fmt::format("{}: could not start {}: {}", HostLabel(h),
+                                                        fmt::join(missing, ", "), SshError(*r)));
   }
   return pids;
+}
+
+// The last `lines` lines of a daemon's files on its host (`files`: "log",
+// "stderr"), as `tail` prints them.
+Result<std::string> RemoteFileTail(const ClusterConfig& remote, const HostPlan& h,
+                                   const std::string& role, const std::string& computer,
+                                   const std::vector<std::string>& files, int lines) {
+  std::vector<std::string> argv = {"tail", "-n", std::to_string(lines)};
+  for (const std::string& f : files)
+    argv.push_back((DataDir(remote, role, computer) / (role + "." + f)).string());
+  auto r = RunRemote(remote.deploy, h.name, argv, kCommandDeadline);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0 && r->out.empty())
+    return Status(StatusCode::kUnavailable, HostLabel(h) + ": " + SshError(*r));
+  return r->out;
 }
 
 // The last lines of a daemon's output and log on its host, indented.
 std::string RemoteTail(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
                        const std::string& computer, int lines) {
-  const std::filesystem::path data =
-      role == "master" ? remote.master.data_dir : remote.FindComputer(computer)->data_dir;
-  auto r = RunRemote(remote.deploy, h.name,
-                     {"tail", "-n", std::to_string(lines), (data / (role + ".stderr")).string(),
-                      (data / (role + ".log")).string()},
-                     kCommandDeadline);
-  if (!r.ok()) return "    (" + r.status().ToString() + ")\n";
+  auto text = RemoteFileTail(remote, h, role, computer, {"stderr", "log"}, lines);
+  if (!text.ok()) return "    (" + text.status().ToString() + ")\n";
   std::string out;
-  std::istringstream in(r->out + r->err);
+  std::istringstream in(*text);
   for (std::string line; std::getline(in, line);) out += "    " + ForStdout(line) + "\n";
   return out;
 }
 
 const HostPlan* HostOf(const std::vector<HostPlan>& hosts, const std::string& computer) {
   for (const HostPlan& h : hosts) {
-    if (computer.empty() ? h.master
-                         : std::find(h.computers.begin(), h.computers.end(), computer) !=
-                               h.computers.end())
+    if (computer.empty()
+            ? h.master
+            : std::find(h.computers.begin(), h.computers.end(), computer) != h.computers.end())
       return &h;
   }
   return nullptr;
@@ -466,7 +507,8 @@ struct Deployment {
     std::cout << fmt::format("preflight: {} hosts probed in {:.1f}s\n", hosts.size(),
                              Seconds(std::chrono::steady_clock::now() - start));
     std::vector<PreflightRow> rows;
-    const LocalFacts base{LocalOs(), LocalArch(), build};
+    auto secret = ReadText(config.secret_file);
+    const LocalFacts base{LocalOs(), LocalArch(), build, secret.ok() ? Sha256Hex(*secret) : ""};
     for (size_t i = 0; i < hosts.size(); ++i) {
       LocalFacts local = base;
       local.sent_ns = probes[i].sent_ns;
@@ -485,11 +527,22 @@ struct Deployment {
   // The install where another build (or none) is, the config and the
   // secrets everywhere. REQUIRES: Preflight() passed.
   bool Ship() {
-    // The files every host gets, at their paths there; removed once shipped
-    // (it holds a copy of the secret).
-    const std::filesystem::path stage = config.data_root / "deploy-stage";
-    std::error_code ec;
-    std::filesystem::remove_all(stage, ec);
+    // The files every host gets, at their paths there, in a private
+    // directory removed however this ends (it holds a copy of the secret).
+    char made[] = "/tmp/copse-stage-XXXXXX";
+    if (::mkdtemp(made) == nullptr) {
+      ReportFailure(command, IoError("cannot make a private directory under /tmp"));
+      return false;
+    }
+    struct Removed {
+      std::filesystem::path dir;
+      ~Removed() {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+      }
+    } removed{made};
+    const std::filesystem::path stage = removed.dir / "files";
+    const std::filesystem::path list_file = removed.dir / "list";
     std::vector<std::filesystem::path> files;
     auto add = [&](const std::filesystem::path& there, const Result<std::string>& text,
                    mode_t mode) {
@@ -506,11 +559,12 @@ struct Deployment {
       staged.push_back(add(remote.http.token_file, ReadText(config.http.token_file), kPrivate));
     if (remote.deploy.systemd) {
       for (const UnitFile& u : SystemdUnits(remote))
-        staged.push_back(add(remote.deploy.install_dir / "etc" / "systemd" / u.name, u.text, kPublic));
+        staged.push_back(
+            add(remote.deploy.install_dir / "etc" / "systemd" / u.name, u.text, kPublic));
     }
     std::string list;
     for (const auto& f : files) list += f.string() + "\n";
-    staged.push_back(WriteText(stage.string() + ".list", list));
+    staged.push_back(WriteText(list_file, list));
     for (const Status& s : staged) {
       if (!s.ok()) {
         ReportFailure(command, s);
@@ -522,11 +576,9 @@ struct Deployment {
     int installs = 0;
     for (const Probed& p : probes) installs += p.probe->installed_build != build;
     ForEachHost(hosts.size(), [&](size_t i) {
-      shipped[i] = copse::client::Ship(remote, hosts[i], prefix, stage, stage.string() + ".list",
+      shipped[i] = copse::client::Ship(remote, hosts[i], prefix, stage, list_file,
                                        probes[i].probe->installed_build != build);
     });
-    std::filesystem::remove_all(stage, ec);
-    std::filesystem::remove(stage.string() + ".list", ec);
     bool ok = true;
     for (size_t i = 0; i < hosts.size(); ++i) {
       if (!shipped[i].ok()) {
@@ -536,10 +588,10 @@ struct Deployment {
       }
     }
     if (ok) {
-      std::cout << fmt::format("shipped: the install to {} of {} hosts (the others had it), the "
-                               "config and the secret to all, in {:.1f}s\n",
-                               installs, hosts.size(),
-                               Seconds(std::chrono::steady_clock::now() - start));
+      std::cout << fmt::format(
+          "shipped: the install to {} of {} hosts (the others had it), the "
+          "config and the secret to all, in {:.1f}s\n",
+          installs, hosts.size(), Seconds(std::chrono::steady_clock::now() - start));
     }
     return ok;
   }
@@ -568,16 +620,16 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   if (!deployment.Preflight(/*upgrade=*/false)) return 1;
   const std::vector<Probed>& probes = deployment.probes;
   std::vector<std::vector<RunningDaemon>> running(hosts.size());
+  for (size_t i = 0; i < hosts.size(); ++i)
+    running[i] = OurDaemons(*probes[i].probe, remote->deploy.install_dir);
+  auto runs = [&](size_t i, const std::string& role, const std::string& computer) {
+    return Runs(running[i], role, computer);
+  };
   size_t missing = 0;
   for (size_t i = 0; i < hosts.size(); ++i) {
-    running[i] = OurDaemons(*probes[i].probe, remote->deploy.install_dir);
-    missing += (hosts[i].master ? 1 : 0) + hosts[i].computers.size() - running[i].size();
+    missing += hosts[i].master && !runs(i, "master", "");
+    for (const std::string& c : hosts[i].computers) missing += !runs(i, "worker", c);
   }
-  auto runs = [&](size_t i, const std::string& role, const std::string& computer) {
-    for (const RunningDaemon& d : running[i])
-      if (d.role == role && d.computer == computer) return true;
-    return false;
-  };
   if (!deployment.Ship()) return 1;
   if (missing == 0) {
     std::cout << fmt::format("cluster {} already runs: every daemon is up; nothing started\n",
@@ -642,7 +694,13 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   }
   if (!st.ok()) return fail(st.status());
   PrintStatusTable(config, *st);
-  if (config.http.enabled) {
+  if (config.http.enabled && config.http.loopback()) {
+    std::cout << fmt::format(
+        "dashboard and API: http://{}:{}/ on the master's host; from here: ssh -L "
+        "{}:{}:{} {} (docs/api.md)\n",
+        config.http.host, config.http.port, config.http.port, config.http.host, config.http.port,
+        SshDestination(config.deploy, master_host->name));
+  } else if (config.http.enabled) {
     std::cout << "dashboard and API: http://" << config.http.host << ":" << config.http.port
               << "/ (docs/api.md)\n";
   }
@@ -650,9 +708,11 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
     for (const ComputerStatus& c : st->computers) {
       if (c.state == "live") continue;
       const HostPlan* h = HostOf(hosts, c.name);
-      std::cerr << fmt::format("copse cluster up: computer {} on {} did not register within {}s; "
-                               "the end of its output and log there:\n",
-                               c.name, Shown(HostLabel(*h)), options.timeout.count())
+      if (h == nullptr) continue;  // not in this config: the master has another
+      std::cerr << fmt::format(
+                       "copse cluster up: computer {} on {} did not register within {}s; "
+                       "the end of its output and log there:\n",
+                       c.name, Shown(HostLabel(*h)), options.timeout.count())
                 << RemoteTail(*remote, *h, "worker", c.name, 10);
     }
     return 1;
@@ -680,8 +740,8 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
     if (!prefix.ok()) return fail(prefix.status());
     auto build = BuildId(*prefix);
     if (!build.ok()) return fail(build.status());
-    std::cout << fmt::format("cluster {}: a new install on {} hosts: {} (build {})\n",
-                             config.name, hosts.size(), prefix->string(), build->substr(0, 12));
+    std::cout << fmt::format("cluster {}: a new install on {} hosts: {} (build {})\n", config.name,
+                             hosts.size(), prefix->string(), build->substr(0, 12));
     Deployment deployment{config, *remote, hosts, *prefix, *build, command, {}};
     if (!deployment.Preflight(/*upgrade=*/true) || !deployment.Ship()) return 1;
   }
@@ -704,23 +764,30 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
     if (!old.empty()) stop.push_back(DaemonStopArgv(*remote, old, kStopGrace));
     std::string said;
     COPSE_ASSIGN_OR_RETURN(auto pids, StartDaemons(*remote, h, {{role, computer}}, stop, &said));
-    const int pid = pids.at(computer.empty() ? role : computer);
-    std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n",
-                             computer.empty() ? role : computer, Shown(HostLabel(h)),
+    const int pid = pids.at(Tag(role, computer));
+    std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n", Tag(role, computer),
+                             Shown(HostLabel(h)),
                              old.empty() ? "none" : std::to_string(old.front().pid), pid,
                              said.starts_with("killed") ? " (needed SIGKILL)" : "");
     return pid;
   };
   auto not_back = [&](const HostPlan& h, const std::string& role, const std::string& computer,
                       const std::string& what) {
-    std::cerr << fmt::format("copse {}: {} on {} {} within {}s; the end of its output and log "
-                             "there:\n",
-                             command, computer.empty() ? role : computer, Shown(HostLabel(h)), what,
-                             options.timeout.count())
+    std::cerr << fmt::format(
+                     "copse {}: {} on {} {} within {}s; the end of its output and log "
+                     "there:\n",
+                     command, Tag(role, computer), Shown(HostLabel(h)), what,
+                     options.timeout.count())
               << RemoteTail(*remote, h, role, computer, 10);
     return 1;
   };
 
+  if (st->LiveCount() != want) {
+    return fail(Status(StatusCode::kFailedPrecondition,
+                       fmt::format("{} of {} computers are live: start the others (`copse cluster "
+                                   "up`) before a rolling restart",
+                                   st->LiveCount(), want)));
+  }
   // The master: jobs keep running while it is away; every worker registers
   // again once it is back.
   const HostPlan* master_host = HostOf(hosts, "");
@@ -751,8 +818,14 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
       return not_back(h, "worker", c.name, "did not register again");
     }
   }
-  wait([](const ClusterStatus& s) { return s.under_replicated_blocks == 0; });
+  const bool healed = wait([](const ClusterStatus& s) { return s.under_replicated_blocks == 0; });
   if (st.ok()) PrintStatusTable(config, *st);
+  if (!healed) {
+    return fail(Status(StatusCode::kDeadlineExceeded,
+                       fmt::format("every daemon restarted, but DFS blocks stayed "
+                                   "under-replicated for {}s after the last",
+                                   options.timeout.count())));
+  }
   std::cout << fmt::format("restarted the master and {} worker(s), one at a time\n", want);
   return 0;
 }
@@ -784,8 +857,9 @@ int RemoteDown(const ClusterConfig& config) {
     }
     std::cout << fmt::format("{:<24} {}\n", Shown(HostLabel(hosts[i])), Shown(what));
   }
-  std::cout << fmt::format("stopped {} daemon(s) of cluster {}; data directories kept on the hosts\n",
-                           stopped, config.name);
+  std::cout << fmt::format(
+      "stopped {} daemon(s) of cluster {}; data directories kept on the hosts\n", stopped,
+      config.name);
   if (failed) {
     std::cerr << "copse cluster down: some hosts could not be reached; their daemons may still "
                  "run (run it again, or `copse cluster status --hosts`)\n";
@@ -824,11 +898,12 @@ int RemoteHostsStatus(const ClusterConfig& config, bool json) {
       nlohmann::json run = nlohmann::json::array();
       std::vector<RunningDaemon> ours = OurDaemons(*probes[i].probe, remote->deploy.install_dir);
       for (const RunningDaemon& d : ours) {
-        run.push_back({{"role", d.role}, {"computer", d.computer}, {"pid", d.pid},
-                       {"replaced", d.replaced}});
+        run.push_back(
+            {{"role", d.role}, {"computer", d.computer}, {"pid", d.pid}, {"replaced", d.replaced}});
         cells.push_back(fmt::format("{} {}", d.role == "master" ? "master" : d.computer, d.pid));
       }
-      all = all && ours.size() == should.size();
+      all = all && (!h.master || Runs(ours, "master", ""));
+      for (const std::string& c : h.computers) all = all && Runs(ours, "worker", c);
       row["running"] = run;
       const std::string& b = probes[i].probe->installed_build;
       row["build"] = b;
@@ -847,7 +922,8 @@ int RemoteHostsStatus(const ClusterConfig& config, bool json) {
           build_cell);
     }
   }
-  if (json) std::cout << DumpJson(nlohmann::json{{"cluster", config.name}, {"hosts", doc}}, 2) << "\n";
+  if (json)
+    std::cout << DumpJson(nlohmann::json{{"cluster", config.name}, {"hosts", doc}}, 2) << "\n";
   return all ? 0 : 1;
 }
 
@@ -860,13 +936,10 @@ int RemoteLogs(const ClusterConfig& config, const std::string& who, int lines) {
     return ReportFailure("cluster logs",
                          InvalidArgument(fmt::format("no computer '{}' in the config", who)));
   }
-  auto r = RunRemote(remote->deploy, h->name,
-                     {(remote->deploy.install_dir / "bin" / "copse").string(), "cluster", "logs",
-                      who, "--config", RemoteConfigPath(*remote).string(), "--lines",
-                      std::to_string(lines)},
-                     kCommandDeadline);
-  if (Status s = RemoteOk(r, HostLabel(*h)); !s.ok()) return ReportFailure("cluster logs", s);
-  std::cout << ForStdout(r->out);
+  const std::string role = who == "master" ? "master" : "worker";
+  auto text = RemoteFileTail(*remote, *h, role, who == "master" ? "" : who, {"log"}, lines);
+  if (!text.ok()) return ReportFailure("cluster logs", text.status());
+  std::cout << ForStdout(*text);
   return 0;
 }
 

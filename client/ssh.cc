@@ -55,8 +55,8 @@ std::string SshDestination(const DeployConfig& deploy, const std::string& host) 
 
 std::vector<std::string> SshOptions(const DeployConfig& deploy,
                                     std::chrono::seconds connect_timeout) {
-  std::vector<std::string> args = {"-o", "BatchMode=yes", "-o",
-                                   fmt::format("ConnectTimeout={}", connect_timeout.count()),
+  std::vector<std::string> args = {"-o", "BatchMode=yes",
+                                   "-o", fmt::format("ConnectTimeout={}", connect_timeout.count()),
                                    "-p", std::to_string(deploy.ssh_port)};
   args.insert(args.end(), deploy.ssh_options.begin(), deploy.ssh_options.end());
   return args;
@@ -92,7 +92,11 @@ Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host
   // rsync splits -e at spaces and honours quotes: each ssh word quoted.
   std::vector<std::string> ssh = {kSsh};
   for (std::string& a : SshOptions(deploy, std::chrono::seconds(10))) ssh.push_back(std::move(a));
-  std::vector<std::string> args = {"--archive", "--checksum", "-e", ShellCommand(ssh)};
+  // Not --archive: files get the ssh user as owner on the host, never this
+  // machine's uid or group (which may be someone else's there).
+  std::vector<std::string> args = {"--recursive", "--links",    "--perms",
+                                   "--times",     "--checksum", "--no-owner",
+                                   "--no-group",  "-e",         ShellCommand(ssh)};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("--");
   args.insert(args.end(), sources.begin(), sources.end());

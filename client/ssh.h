@@ -29,7 +29,8 @@ std::string SshDestination(const DeployConfig& deploy, const std::string& host);
 
 // ssh's own arguments (no program name, no destination, no command):
 // BatchMode, the connect timeout, the port and [deploy] ssh_options.
-std::vector<std::string> SshOptions(const DeployConfig& deploy, std::chrono::seconds connect_timeout);
+std::vector<std::string> SshOptions(const DeployConfig& deploy,
+                                    std::chrono::seconds connect_timeout);
 
 struct RemoteResult {
   int exit_code = -1;  // the remote command's; 255 when ssh itself failed
@@ -52,9 +53,10 @@ Result<RemoteResult> RunRemoteCommands(const DeployConfig& deploy, const std::st
                                        std::chrono::milliseconds deadline);
 
 // Copies `sources` (paths here; a trailing '/' copies a directory's
-// contents) into `target_dir` on `host` with rsync over ssh: permissions
-// kept, files compared by checksum and sent only when their content
-// differs. `extra` are more rsync options (--chmod=..., --exclude=...).
+// contents) into `target_dir` on `host` with rsync over ssh: links, modes
+// and times kept, owned by the ssh user there, files compared by checksum
+// and sent only when their content differs. `extra` are more rsync options (--chmod=...,
+// --exclude=...).
 Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host,
                              const std::vector<std::string>& sources,
                              const std::filesystem::path& target_dir,

@@ -69,16 +69,6 @@ class ApiTest : public ClusterTest {
         << path << ": " << r.body.dump();
   }
 
-  // A job of `n` noop vertices that run for `hang_s` seconds.
-  uint64_t SubmitHanging(int n, int hang_s) {
-    return Submit({{"name", "hang"},
-                   {"stages",
-                    {{{"name", "spin"},
-                      {"program", "noop"},
-                      {"vertices", n},
-                      {"params", {{"hang_s", hang_s}}}}}}});
-  }
-
   // The job's vertex rows in `state`, once there are at least `n` of them.
   json VerticesIn(uint64_t job, const std::string& state, size_t n) {
     json rows;

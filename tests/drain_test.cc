@@ -51,16 +51,6 @@ class DrainTest : public ClusterTest {
     }
     return out;
   }
-
-  // A job of `n` noop vertices that each run for `hang_s` seconds.
-  uint64_t SubmitHanging(int n, int hang_s) {
-    return Submit({{"name", "hang"},
-                   {"stages",
-                    {{{"name", "spin"},
-                      {"program", "noop"},
-                      {"vertices", n},
-                      {"params", {{"hang_s", hang_s}}}}}}});
-  }
 };
 
 TEST_F(DrainTest, DrainedComputerGetsNoTasksAndLosesNoBlockWhenKilled) {

@@ -36,15 +36,15 @@ using nlohmann::json;
 using std::chrono::seconds;
 
 struct Host {
-  std::string name;     // "master" or the computer's
-  std::string netns;    // its namespace
-  std::string address;  // where its sshd and daemons listen
+  std::string name;            // "master" or the computer's
+  std::string netns;           // its namespace
+  std::string address;         // where its sshd and daemons listen
   std::filesystem::path root;  // its private files: install/ and data/
 };
 
 std::string WordsText(size_t words, uint64_t seed) {
-  static const char* kVocab[] = {"rack", "copse", "quincy", "dryad", "flow", "vertex",
-                                 "block", "slot", "job", "graph", "edge", "cost"};
+  static const char* kVocab[] = {"rack",  "copse", "quincy", "dryad", "flow", "vertex",
+                                 "block", "slot",  "job",    "graph", "edge", "cost"};
   std::mt19937_64 rng(seed);
   std::string out;
   for (size_t i = 0; i < words; ++i) {
@@ -60,7 +60,8 @@ class HostsTest : public ::testing::Test {
     std::string missing = MissingNetnsCapability();
     for (const char* tool : {"sshd", "ssh", "ssh-keygen", "rsync", "unshare", "mount"}) {
       if (missing.empty() && !ToolExists(tool))
-        missing = std::string("needs `") + tool + "` (Debian: openssh-server, openssh-client, rsync)";
+        missing =
+            std::string("needs `") + tool + "` (Debian: openssh-server, openssh-client, rsync)";
     }
     if (!missing.empty()) GTEST_SKIP() << missing;
     const auto started = std::chrono::steady_clock::now();
@@ -69,9 +70,9 @@ class HostsTest : public ::testing::Test {
     const std::filesystem::path t = dir_.path();
 
     // The install every host gets: this build tree's, installed.
-    CommandResult install = Exec("/usr/bin/cmake", {"--install", BinDir().parent_path().string(),
-                                                    "--prefix", (t / "prefix").string(),
-                                                    "--component", "runtime"});
+    CommandResult install =
+        Exec("/usr/bin/cmake", {"--install", BinDir().parent_path().string(), "--prefix",
+                                (t / "prefix").string(), "--component", "runtime"});
     ASSERT_EQ(install.exit_code, 0) << install.out << install.err;
 
     // The emulated network: 2 racks of 2, shaped generously (the install is
@@ -102,9 +103,11 @@ class HostsTest : public ::testing::Test {
       made_run_sshd_ = true;
     }
 
-    hosts_.push_back({"master", net_->state().core, net_->config().master.host, t / "hosts" / "master"});
+    hosts_.push_back(
+        {"master", net_->state().core, net_->config().master.host, t / "hosts" / "master"});
     for (const ComputerConfig& c : net_->config().computers)
-      hosts_.push_back({c.name, net_->state().computer_netns.at(c.name), c.host, t / "hosts" / c.name});
+      hosts_.push_back(
+          {c.name, net_->state().computer_netns.at(c.name), c.host, t / "hosts" / c.name});
     std::filesystem::create_directories(t / "mnt" / "install");
     std::filesystem::create_directories(t / "mnt" / "data");
     for (const Host& h : hosts_) ASSERT_NO_FATAL_FAILURE(StartSshd(h));
@@ -159,20 +162,21 @@ class HostsTest : public ::testing::Test {
     const std::string script =
         "mount --bind \"$1\" \"$2\" && mount --bind \"$3\" \"$4\" && exec /usr/sbin/sshd -D -e -f "
         "\"$5\"";
-    auto pid = net_->Spawn(
-        h.name == "master" ? "" : h.name, "/usr/bin/unshare",
-        {"--mount", "--propagation", "private", "/bin/sh", "-c", script, "sshd-host",
-         (h.root / "install").string(), (t / "mnt" / "install").string(),
-         (h.root / "data").string(), (t / "mnt" / "data").string(), conf.string()},
-        t / "ssh" / ("sshd_" + h.name + ".log"));
+    auto pid =
+        net_->Spawn(h.name == "master" ? "" : h.name, "/usr/bin/unshare",
+                    {"--mount", "--propagation", "private", "/bin/sh", "-c", script, "sshd-host",
+                     (h.root / "install").string(), (t / "mnt" / "install").string(),
+                     (h.root / "data").string(), (t / "mnt" / "data").string(), conf.string()},
+                    t / "ssh" / ("sshd_" + h.name + ".log"));
     ASSERT_TRUE(pid.ok()) << pid.status().ToString();
     sshd_pids_.push_back(*pid);
   }
 
   std::vector<std::string> SshArgs() const {
-    return {"-i", (dir_.path() / "ssh" / "operator_key").string(), "-o",
-            "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o",
-            "LogLevel=ERROR"};
+    return {"-i", (dir_.path() / "ssh" / "operator_key").string(),
+            "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR"};
   }
 
   // Runs `argv` on a host as the test (not through copse).
@@ -186,7 +190,8 @@ class HostsTest : public ::testing::Test {
   std::filesystem::path WriteHostsConfig(int ssh_port) {
     const std::filesystem::path t = dir_.path();
     std::filesystem::create_directories(t / "ops");
-    const std::filesystem::path path = t / "ops" / ("cluster-" + std::to_string(ssh_port) + ".toml");
+    const std::filesystem::path path =
+        t / "ops" / ("cluster-" + std::to_string(ssh_port) + ".toml");
     std::ofstream out(path);
     out << "[cluster]\nname = \"hosts\"\ndata_root = \"" << (t / "mnt" / "data").string()
         << "\"\nsecret_file = \"secret\"\nreplication = 2\nheartbeat_interval_ms = 100\n"
@@ -250,8 +255,8 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
   std::string output;  // what the copse commands of a step said about themselves
   auto step = [&](const char* what) {
     auto now = std::chrono::steady_clock::now();
-    std::cerr << "[hosts] " << what << ": "
-              << std::chrono::duration<double>(now - last).count() << " s\n"
+    std::cerr << "[hosts] " << what << ": " << std::chrono::duration<double>(now - last).count()
+              << " s\n"
               << output;
     output.clear();
     last = now;
@@ -280,7 +285,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
   for (const Host& h : hosts_) {
     EXPECT_TRUE(std::filesystem::exists(h.root / "install" / "bin" / "copse-worker")) << h.name;
     EXPECT_TRUE(std::filesystem::exists(h.root / "install" / "etc" / "cluster.toml")) << h.name;
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat((h.root / "install" / "etc" / "secret").c_str(), &st), 0) << h.name;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << h.name;
   }
@@ -315,8 +320,8 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
   const std::string want = CoreutilsWordCount(corpus);
   CommandResult put = Ops({"fs", "put", corpus.string(), "/corpus", "--partitions", "4"});
   ASSERT_EQ(put.exit_code, 0) << put.out << put.err;
-  CommandResult wc = Ops({"run", "wordcount", "--input", "/corpus", "--output", "/wc",
-                          "--partitions", "2", "--wait"});
+  CommandResult wc = Ops(
+      {"run", "wordcount", "--input", "/corpus", "--output", "/wc", "--partitions", "2", "--wait"});
   ASSERT_EQ(wc.exit_code, 0) << wc.out << wc.err;
   EXPECT_EQ(Ops({"fs", "cat", "/wc"}).out, want);
 
@@ -374,7 +379,8 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
   std::map<std::string, int> before;
   const json was = HostsStatus();
   for (const json& h : was["hosts"])
-    for (const json& d : h["running"]) before[d["role"] == "master" ? "master" : d["computer"]] = d["pid"];
+    for (const json& d : h["running"])
+      before[d["role"] == "master" ? "master" : d["computer"]] = d["pid"];
   CommandResult rolling = Ops({"cluster", "restart", "--rolling", "--install"}, seconds(600));
   ASSERT_EQ(rolling.exit_code, 0) << rolling.out << rolling.err;
   output += rolling.out;
@@ -392,7 +398,7 @@ TEST_F(HostsTest, UpOverSshRunsJobsSurvivesAKilledWorkerDrainsRollsAndDownLeaves
     }
   }
   EXPECT_TRUE(std::filesystem::exists(HostNamed("c11").root / "install" / "lib" / "copse" /
-                                       "release-note.txt"));
+                                      "release-note.txt"));
   step("rolling restart");
   // A daemon's log, fetched from its host.
   CommandResult logs = Ops({"cluster", "logs", "c11", "--lines", "5"});

@@ -36,7 +36,6 @@ const std::filesystem::path kSource = COPSE_SOURCE_DIR;
 // libraries is built with them too.
 std::string SanitizerFlags() { return COPSE_TREE_SANITIZED ? "-fsanitize=address,undefined" : ""; }
 
-
 std::string Lines(std::string text) {
   std::vector<std::string> lines;
   std::istringstream in(text);

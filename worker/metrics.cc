@@ -6,6 +6,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <array>
 
 namespace copse::worker {
@@ -21,18 +22,11 @@ constexpr std::array<ExitKind, 4> kExitKinds = {ExitKind::kCompleted, ExitKind::
 
 const char* KindLabel(bool root) { return root ? "root" : "vertex"; }
 
-const char* OutcomeLabel(ExitKind k) {
-  switch (k) {
-    case ExitKind::kCompleted:
-      return "completed";
-    case ExitKind::kFailed:
-      return "failed";
-    case ExitKind::kKilled:
-      return "killed";
-    case ExitKind::kStartFailed:
-      return "start_failed";
-  }
-  return "failed";
+// ExitKindName as a label value: "start failed" -> "start_failed".
+std::string OutcomeLabel(ExitKind k) {
+  std::string label = ExitKindName(k);
+  std::replace(label.begin(), label.end(), ' ', '_');
+  return label;
 }
 
 // Launch latencies: 1 ms to 30 s (a program fetched from the program store

@@ -130,6 +130,16 @@ class ClusterTest : public ::testing::Test {
     return IdOf(r);
   }
 
+  // A job of `n` noop vertices that each run for `hang_s` seconds.
+  uint64_t SubmitHanging(int n, int hang_s) {
+    return Submit({{"name", "hang"},
+                   {"stages",
+                    {{{"name", "spin"},
+                      {"program", "noop"},
+                      {"vertices", n},
+                      {"params", {{"hang_s", hang_s}}}}}}});
+  }
+
   nlohmann::json Status(uint64_t job) {
     CommandResult r = Copse({"job", "status", std::to_string(job), "--json"});
     if (r.exit_code != 0) return nullptr;
