@@ -9,7 +9,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   liblemon-dev libsimgrid-dev python3-matplotlib
-  iproute2 procps sqlite3
+  iproute2 procps sqlite3 openssh-server openssh-client rsync
   libcpp-httplib-dev zlib1g-dev prometheus-cpp-dev node-d3 node-dagre-d3-renderer node-dagre-layout libjs-chart.js
 )
 # The dashboard's browser test runs Debian's Chromium; where it cannot be
