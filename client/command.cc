@@ -71,7 +71,7 @@ void AddToolCommands(CLI::App& app, Commands& commands) {
   auto* bench =
       app.add_subcommand("bench",
                          "benchmark suites: `copse bench SUITE ...` runs "
-                         "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api, sdk)");
+                         "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api, sdk, idle)");
   bench->prefix_command();
   commands.Add(bench, [bench, &commands] {
     std::vector<std::string> rest = bench->remaining();
@@ -80,7 +80,7 @@ void AddToolCommands(CLI::App& app, Commands& commands) {
     if (rest.empty() || rest.front().empty() ||
         !std::all_of(rest.front().begin(), rest.front().end(),
                      [](char c) { return c >= 'a' && c <= 'z'; })) {
-      std::cerr << "copse bench: name a suite (flow, dfs, sim, engine, apps, cluster, api, sdk): "
+      std::cerr << "copse bench: name a suite (flow, dfs, sim, engine, apps, cluster, api, sdk, idle): "
                    "copse bench SUITE [ARGS...]\n";
       return 2;
     }

@@ -60,6 +60,7 @@ TEST(ShellQuoteTest, SshGetsOneQuotedCommandAfterItsOptions) {
                                       "-i", "/keys/id ed"}));
   d.ssh_user.clear();
   EXPECT_EQ(SshDestination(d, "10.0.0.1"), "10.0.0.1");
+  EXPECT_EQ(RsyncQuote("/keys/it's key"), "'/keys/it''s key'");
 }
 
 // The script as a host runs it, here: what it says about this machine.

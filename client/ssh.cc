@@ -40,6 +40,12 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+std::string RsyncQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
 std::string ShellCommand(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {
@@ -89,14 +95,15 @@ Result<RemoteResult> RsyncTo(const DeployConfig& deploy, const std::string& host
                              const std::filesystem::path& target_dir,
                              const std::vector<std::string>& extra,
                              std::chrono::milliseconds deadline) {
-  // rsync splits -e at spaces and honours quotes: each ssh word quoted.
-  std::vector<std::string> ssh = {kSsh};
-  for (std::string& a : SshOptions(deploy, std::chrono::seconds(10))) ssh.push_back(std::move(a));
+  // rsync splits -e at spaces and honours quotes (a quote doubled inside
+  // is itself): each ssh word quoted its way.
+  std::string ssh = RsyncQuote(kSsh);
+  for (const std::string& a : SshOptions(deploy, std::chrono::seconds(10)))
+    ssh += " " + RsyncQuote(a);
   // Not --archive: files get the ssh user as owner on the host, never this
   // machine's uid or group (which may be someone else's there).
-  std::vector<std::string> args = {"--recursive", "--links",    "--perms",
-                                   "--times",     "--checksum", "--no-owner",
-                                   "--no-group",  "-e",         ShellCommand(ssh)};
+  std::vector<std::string> args = {"--recursive", "--links",    "--perms", "--times", "--checksum",
+                                   "--no-owner",  "--no-group", "-e",      ssh};
   args.insert(args.end(), extra.begin(), extra.end());
   args.push_back("--");
   args.insert(args.end(), sources.begin(), sources.end());

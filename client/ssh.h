@@ -24,6 +24,10 @@ std::string ShellQuote(const std::string& s);
 // The words of `argv`, each quoted, joined by spaces.
 std::string ShellCommand(const std::vector<std::string>& argv);
 
+// `s` as one word of rsync's -e command, which rsync splits itself: in
+// single quotes, each ' doubled (rsync's man page, --rsh).
+std::string RsyncQuote(const std::string& s);
+
 // The destination ssh and rsync name: "user@host" or "host".
 std::string SshDestination(const DeployConfig& deploy, const std::string& host);
 

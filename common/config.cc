@@ -447,6 +447,10 @@ class ConfigParser {
       r.Fail(t.get("name"), "name", "a name of letters, digits, '-', '_', '.' (1-64 chars)");
     if (r.error().ok() && !names_.insert(c->name).second)
       r.Fail(t.get("name"), "name", "a name not used by another rack or computer");
+    if (r.error().ok() && c->name == "master")
+      r.Fail(t.get("name"), "name",
+             "a name other than 'master' (`copse cluster logs master` and the unit files name the "
+             "master so)");
     c->host = r.String("host", host);
     if (t.get("host")) NoteHost(c->host, path + ".host");
     c->slots = static_cast<int>(r.Int("slots", slots, 1, 1024));

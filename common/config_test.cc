@@ -358,6 +358,8 @@ TEST(ConfigTest, MissingRequiredKeys) {
 TEST(ConfigTest, DuplicateNamesAndPorts) {
   std::string e = ErrorOf(Bad("name = \"x\"", "name = \"a\""));
   EXPECT_NE(e.find("not used by another rack or computer"), std::string::npos) << e;
+  e = ErrorOf(Bad("name = \"x\"", "name = \"master\""));
+  EXPECT_NE(e.find("other than 'master'"), std::string::npos) << e;
   e = ErrorOf(Bad("control_port = 9200", "control_port = 9000"));
   EXPECT_NE(e.find("x.control_port"), std::string::npos) << e;
   EXPECT_NE(e.find("master.port"), std::string::npos) << e;
