@@ -68,10 +68,10 @@ void AddToolCommands(CLI::App& app, Commands& commands) {
   commands.Add(flow, [flow, &commands] {
     return RunSibling("flow", flow->remaining(), commands.global().config);
   });
-  auto* bench =
-      app.add_subcommand("bench",
-                         "benchmark suites: `copse bench SUITE ...` runs "
-                         "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api, sdk, idle)");
+  auto* bench = app.add_subcommand(
+      "bench",
+      "benchmark suites: `copse bench SUITE ...` runs "
+      "copse-bench-SUITE (flow, dfs, sim, engine, apps, cluster, api, sdk, idle)");
   bench->prefix_command();
   commands.Add(bench, [bench, &commands] {
     std::vector<std::string> rest = bench->remaining();
@@ -80,8 +80,9 @@ void AddToolCommands(CLI::App& app, Commands& commands) {
     if (rest.empty() || rest.front().empty() ||
         !std::all_of(rest.front().begin(), rest.front().end(),
                      [](char c) { return c >= 'a' && c <= 'z'; })) {
-      std::cerr << "copse bench: name a suite (flow, dfs, sim, engine, apps, cluster, api, sdk, idle): "
-                   "copse bench SUITE [ARGS...]\n";
+      std::cerr
+          << "copse bench: name a suite (flow, dfs, sim, engine, apps, cluster, api, sdk, idle): "
+             "copse bench SUITE [ARGS...]\n";
       return 2;
     }
     std::string suite = "bench-" + rest.front();

@@ -266,10 +266,9 @@ Status DfsService::OnCreateFile(proto::CreateFile::Reader c, Builder out, Timest
   const bool in_store = dfs::InProgramStore(req.path);
   if (in_store != c.getProgramStore()) {
     return InvalidArgument(
-        in_store ? fmt::format("{} is the program store's: put programs with `copse app put`",
-                               req.path)
-                 : fmt::format("a program is uploaded under {}/, not at {}", dfs::kAppsRoot,
-                               req.path));
+        in_store
+            ? fmt::format("{} is the program store's: put programs with `copse app put`", req.path)
+            : fmt::format("a program is uploaded under {}/, not at {}", dfs::kAppsRoot, req.path));
   }
   if (req.scratch_job.empty() && req.output_job.empty()) {
     // A new file grows the namespace for good; jobs' files are work already
