@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "common/net/auth.h"
 
@@ -69,6 +70,17 @@ Result<ClusterStatus> FetchStatus(const ClusterConfig& config, net::ConnectRetry
   COPSE_ASSIGN_OR_RETURN(auto client,
                          MasterClient::Connect(config, std::chrono::seconds(5), std::move(retry)));
   return client->GetClusterStatus();
+}
+
+Result<ClusterStatus> PollStatus(const ClusterConfig& config,
+                                 std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::milliseconds poll,
+                                 const std::function<bool(const Result<ClusterStatus>&)>& stop) {
+  while (true) {
+    Result<ClusterStatus> st = FetchStatus(config);
+    if (stop(st) || std::chrono::steady_clock::now() >= deadline) return st;
+    std::this_thread::sleep_for(poll);
+  }
 }
 
 void PrintStatusTable(const ClusterConfig& config, const ClusterStatus& st) {

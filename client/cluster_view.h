@@ -5,7 +5,9 @@
 // Thread-safety: free functions.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -23,6 +25,14 @@ Result<std::string> LastLines(const std::filesystem::path& path, int lines);
 std::string Tail(const std::filesystem::path& path, int lines);
 
 Result<ClusterStatus> FetchStatus(const ClusterConfig& config, net::ConnectRetry retry = {});
+// Asks the master for its status every `poll` until `stop` says so for an
+// answer (or for why there was none) or `deadline` passes; the last answer.
+// The commands that wait for a cluster to reach a state (`up`, `restart`)
+// wait through this.
+Result<ClusterStatus> PollStatus(const ClusterConfig& config,
+                                 std::chrono::steady_clock::time_point deadline,
+                                 std::chrono::milliseconds poll,
+                                 const std::function<bool(const Result<ClusterStatus>&)>& stop);
 // A line about the cluster, then a row per computer.
 void PrintStatusTable(const ClusterConfig& config, const ClusterStatus& st);
 nlohmann::json StatusJson(const ClusterConfig& config, const ClusterStatus& st);

@@ -597,6 +597,105 @@ struct Deployment {
   }
 };
 
+// Starts the master on its host unless it runs there, then waits until it
+// answers (`config` is this machine's view, `remote` the hosts'); on
+// failure, says why with the end of its log.
+bool StartMasterOn(const ClusterConfig& config, const ClusterConfig& remote, const HostPlan& host,
+                   bool running, std::chrono::steady_clock::time_point deadline) {
+  if (!running) {
+    auto pids = StartDaemons(remote, host, {{"master", ""}});
+    if (!pids.ok()) {
+      (void)ReportFailure("cluster up", pids.status());  // kUnavailable: exit 1
+      return false;
+    }
+    std::cout << fmt::format("started master on {} (pid {})\n", Shown(HostLabel(host)),
+                             pids->at("master"));
+  } else {
+    std::cout << fmt::format("master already runs on {}\n", Shown(HostLabel(host)));
+  }
+  Result<ClusterStatus> st = PollStatus(config, deadline, milliseconds(200),
+                                        [](const Result<ClusterStatus>& s) { return s.ok(); });
+  if (st.ok()) return true;
+  std::cerr << "copse cluster up: the master on " << Shown(HostLabel(host))
+            << " did not answer: " << Shown(st.status().ToString()) << "; the end of its log:\n"
+            << RemoteTail(remote, host, "master", "", 10);
+  return false;
+}
+
+// Starts every worker `runs` says is missing, one call per host, all hosts
+// at once; prints what started where. The computers whose host could not
+// start them (each host's error printed).
+std::set<std::string> StartWorkersOn(
+    const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
+    const std::function<bool(size_t, const std::string&, const std::string&)>& runs) {
+  std::vector<std::vector<std::string>> started(hosts.size());
+  std::vector<std::string> errors(hosts.size());
+  std::vector<std::vector<std::string>> tried(hosts.size());
+  ForEachHost(hosts.size(), [&](size_t i) {
+    std::vector<std::pair<std::string, std::string>> missing_here;
+    for (const std::string& c : hosts[i].computers) {
+      if (runs(i, "worker", c)) continue;
+      missing_here.emplace_back("worker", c);
+      tried[i].push_back(c);
+    }
+    if (missing_here.empty()) return;
+    auto pids = StartDaemons(remote, hosts[i], missing_here);
+    if (!pids.ok()) {
+      errors[i] = pids.status().ToString();
+      return;
+    }
+    for (const auto& [computer, pid] : *pids)
+      started[i].push_back(fmt::format("{} (pid {})", computer, pid));
+  });
+  std::set<std::string> unstarted;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (!started[i].empty()) {
+      std::cout << fmt::format("started on {}: {}\n", Shown(HostLabel(hosts[i])),
+                               fmt::join(started[i], ", "));
+    }
+    if (!errors[i].empty()) {
+      std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": " << Shown(errors[i])
+                << "\n";
+      unstarted.insert(tried[i].begin(), tried[i].end());
+    }
+  }
+  return unstarted;
+}
+
+void PrintDashboardAddress(const ClusterConfig& config, const HostPlan& master_host) {
+  if (config.http.enabled && config.http.loopback()) {
+    std::cout << fmt::format(
+        "dashboard and API: http://{}:{}/ on the master's host; from here: ssh -L "
+        "{}:{}:{} {} (docs/api.md)\n",
+        config.http.host, config.http.port, config.http.port, config.http.host, config.http.port,
+        SshDestination(config.deploy, master_host.name));
+  } else if (config.http.enabled) {
+    std::cout << "dashboard and API: http://" << config.http.host << ":" << config.http.port
+              << "/ (docs/api.md)\n";
+  }
+}
+
+// For each computer of `hosts` that is not live: its host and the end of its
+// output and log there (none for those whose host could not start them: the
+// host's error was printed).
+void ReportNotRegistered(const ClusterConfig& remote, const std::vector<HostPlan>& hosts,
+                         const ClusterStatus& st, const std::set<std::string>& unstarted,
+                         seconds timeout) {
+  for (const ComputerStatus& c : st.computers) {
+    if (c.state == "live" || unstarted.count(c.name)) continue;
+    const HostPlan* h = HostOf(hosts, c.name);
+    if (h == nullptr) continue;  // not in this config: the master has another
+    std::cerr << fmt::format(
+                     "copse cluster up: computer {} on {} did not register within {}s; "
+                     "the end of its output and log there:\n",
+                     c.name, Shown(HostLabel(*h)), timeout.count())
+              << RemoteTail(remote, *h, "worker", c.name, 10);
+  }
+  if (!unstarted.empty()) {
+    std::cerr << fmt::format("copse cluster up: not started: {}\n", fmt::join(unstarted, ", "));
+  }
+}
+
 }  // namespace
 
 int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
@@ -639,82 +738,27 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   // 3. Start the master, then every missing worker, host by host at once.
   const HostPlan* master_host = HostOf(hosts, "");
   const size_t mi = static_cast<size_t>(master_host - hosts.data());
-  if (!runs(mi, "master", "")) {
-    auto pids = StartDaemons(*remote, *master_host, {{"master", ""}});
-    if (!pids.ok()) return fail(pids.status());
-    std::cout << fmt::format("started master on {} (pid {})\n", Shown(HostLabel(*master_host)),
-                             pids->at("master"));
-  } else {
-    std::cout << fmt::format("master already runs on {}\n", Shown(HostLabel(*master_host)));
-  }
-  auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  Result<ClusterStatus> st = FetchStatus(config);
-  while (!st.ok() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(200));
-    st = FetchStatus(config);
-  }
-  if (!st.ok()) {
-    std::cerr << "copse cluster up: the master on " << Shown(HostLabel(*master_host))
-              << " did not answer: " << Shown(st.status().ToString()) << "; the end of its log:\n"
-              << RemoteTail(*remote, *master_host, "master", "", 10);
-    return 1;
-  }
-  std::vector<std::vector<std::string>> started(hosts.size());
-  std::vector<std::string> errors(hosts.size());
-  ForEachHost(hosts.size(), [&](size_t i) {
-    std::vector<std::pair<std::string, std::string>> missing_here;
-    for (const std::string& c : hosts[i].computers)
-      if (!runs(i, "worker", c)) missing_here.emplace_back("worker", c);
-    if (missing_here.empty()) return;
-    auto pids = StartDaemons(*remote, hosts[i], missing_here);
-    if (!pids.ok()) {
-      errors[i] = pids.status().ToString();
-      return;
-    }
-    for (const auto& [computer, pid] : *pids)
-      started[i].push_back(fmt::format("{} (pid {})", computer, pid));
-  });
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    if (!started[i].empty()) {
-      std::cout << fmt::format("started on {}: {}\n", Shown(HostLabel(hosts[i])),
-                               fmt::join(started[i], ", "));
-    }
-    if (!errors[i].empty()) {
-      std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": " << Shown(errors[i])
-                << "\n";
-    }
-  }
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  if (!StartMasterOn(config, *remote, *master_host, runs(mi, "master", ""), deadline)) return 1;
+  const std::set<std::string> unstarted = StartWorkersOn(*remote, hosts, runs);
 
-  // 4. Wait until every worker has registered.
+  // 4. Wait until every worker has registered, except those whose host
+  // could not start them.
   const int want = static_cast<int>(config.computers.size());
-  while (std::chrono::steady_clock::now() < deadline) {
-    st = FetchStatus(config);
-    if (st.ok() && st->LiveCount() == want) break;
-    std::this_thread::sleep_for(milliseconds(200));
-  }
+  Result<ClusterStatus> st =
+      PollStatus(config, deadline, milliseconds(200), [&](const Result<ClusterStatus>& s) {
+        if (!s.ok()) return false;
+        for (const ComputerStatus& c : s->computers) {
+          if (c.state != "live" && HostOf(hosts, c.name) != nullptr && !unstarted.count(c.name))
+            return false;
+        }
+        return true;
+      });
   if (!st.ok()) return fail(st.status());
   PrintStatusTable(config, *st);
-  if (config.http.enabled && config.http.loopback()) {
-    std::cout << fmt::format(
-        "dashboard and API: http://{}:{}/ on the master's host; from here: ssh -L "
-        "{}:{}:{} {} (docs/api.md)\n",
-        config.http.host, config.http.port, config.http.port, config.http.host, config.http.port,
-        SshDestination(config.deploy, master_host->name));
-  } else if (config.http.enabled) {
-    std::cout << "dashboard and API: http://" << config.http.host << ":" << config.http.port
-              << "/ (docs/api.md)\n";
-  }
-  if (st->LiveCount() != want) {
-    for (const ComputerStatus& c : st->computers) {
-      if (c.state == "live") continue;
-      const HostPlan* h = HostOf(hosts, c.name);
-      if (h == nullptr) continue;  // not in this config: the master has another
-      std::cerr << fmt::format(
-                       "copse cluster up: computer {} on {} did not register within {}s; "
-                       "the end of its output and log there:\n",
-                       c.name, Shown(HostLabel(*h)), options.timeout.count())
-                << RemoteTail(*remote, *h, "worker", c.name, 10);
-    }
+  PrintDashboardAddress(config, *master_host);
+  if (st->LiveCount() != want || !unstarted.empty()) {
+    ReportNotRegistered(*remote, hosts, *st, unstarted, options.timeout);
     return 1;
   }
   std::cout << "stop it with: copse cluster down --config " << config.source.string() << "\n";
@@ -748,13 +792,10 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
   const int want = static_cast<int>(config.computers.size());
   // Polls the master until `done` holds for its status, or the timeout.
   auto wait = [&](const std::function<bool(const ClusterStatus&)>& done) {
-    auto deadline = std::chrono::steady_clock::now() + options.timeout;
-    while (true) {
-      st = FetchStatus(config);
-      if (st.ok() && done(*st)) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(milliseconds(200));
-    }
+    bool held = false;
+    st = PollStatus(config, std::chrono::steady_clock::now() + options.timeout, milliseconds(200),
+                    [&](const Result<ClusterStatus>& s) { return held = s.ok() && done(*s); });
+    return held;
   };
   auto restart = [&](const HostPlan& h, const std::string& role,
                      const std::string& computer) -> Result<int> {

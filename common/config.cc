@@ -240,7 +240,7 @@ class ConfigParser {
              "one of trace, debug, info, warn, error, critical, off");
     }
     cfg_.heartbeat_interval =
-        std::chrono::milliseconds(r.Int("heartbeat_interval_ms", 500, 10, 600'000));
+        std::chrono::milliseconds(r.Int("heartbeat_interval_ms", 1000, 10, 600'000));
     cfg_.worker_timeout =
         std::chrono::milliseconds(r.Int("worker_timeout_ms", 5000, 20, 3'600'000));
     if (r.error().ok() && cfg_.worker_timeout <= cfg_.heartbeat_interval) {

@@ -189,7 +189,7 @@ struct ClusterConfig {
   // A daemon's log rotates at this size; this many rotated files are kept.
   uint64_t log_max_bytes = 64u << 20;
   int log_files = 5;
-  Duration heartbeat_interval{500'000};
+  Duration heartbeat_interval{1'000'000};
   Duration worker_timeout{5'000'000};
   MasterConfig master;
   NetworkConfig network;

@@ -99,8 +99,11 @@ Status ClusterService::OnRegister(net::Connection& conn, proto::RegisterRequest:
 
 Status ClusterService::OnHeartbeat(net::Connection& conn, proto::Heartbeat::Reader hb) {
   bool known = cluster_.Heartbeat(conn.id(), static_cast<int>(hb.getBusySlots()), clock_.Now());
+  // A heartbeat is answered only when the worker must register again: an
+  // idle cluster's traffic is then one message per worker and interval.
+  if (known) return Status::Ok();
   capnp::MallocMessageBuilder reply;
-  reply.initRoot<ClusterMessage>().initHeartbeatReply().setReregister(!known);
+  reply.initRoot<ClusterMessage>().initHeartbeatReply().setReregister(true);
   Send(conn, reply);
   return Status::Ok();
 }

@@ -38,8 +38,9 @@ struct Heartbeat {
   busySlots @1 :UInt32;
 }
 
-# master -> worker. reregister is set when the master no longer counts this
-# worker as live (it timed out): the worker must register again.
+# master -> worker, only when the master no longer counts this worker as live
+# (it timed out): reregister is set and the worker must register again. A
+# heartbeat of a live worker gets no reply.
 struct HeartbeatReply {
   reregister @0 :Bool;
 }

@@ -126,6 +126,24 @@ TEST_F(ClusterTest, KilledWorkerDiesAndComesBack) {
   EXPECT_EQ(st["live"], 6);
 }
 
+// A worker that was silent past the timeout (stopped, not killed) is dead to
+// the master; when it runs again its next heartbeat is answered with "register
+// again" (a live worker's heartbeats get no answer) and it is live again in
+// the same process.
+TEST_F(ClusterTest, AWorkerSilentPastTheTimeoutRegistersAgainWhenItRunsAgain) {
+  Up();
+  int sleeper = PidOf("worker", "c02");
+  ASSERT_GT(sleeper, 0);
+  ASSERT_EQ(::kill(sleeper, SIGSTOP), 0);
+  bool dead = WaitFor([&] { return StateOf(Status(), "c02") == "dead"; }, seconds(20));
+  ASSERT_EQ(::kill(sleeper, SIGCONT), 0);
+  ASSERT_TRUE(dead) << "the master did not notice the silent worker";
+  EXPECT_TRUE(WaitFor([&] { return StateOf(Status(), "c02") == "live"; }, seconds(20)));
+  EXPECT_EQ(PidOf("worker", "c02"), sleeper);
+  EXPECT_TRUE(ProcessAlive(sleeper));
+  EXPECT_EQ(Status()["live"], 6);
+}
+
 TEST_F(ClusterTest, RestartedMasterGetsItsWorkersBackByItself) {
   Up();
   std::vector<int> workers;

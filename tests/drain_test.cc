@@ -118,6 +118,39 @@ TEST_F(DrainTest, DrainedComputerGetsNoTasksAndLosesNoBlockWhenKilled) {
   EXPECT_EQ(VertexComputers(hang).count("c00"), 1u) << History(hang).dump();
 }
 
+// With --now, the vertices running on the drained computer are stopped and
+// run again elsewhere; the job still succeeds and nothing of it ends there.
+TEST_F(DrainTest, DrainNowMovesRunningVerticesAndTheJobSucceeds) {
+  // Four vertices and a root on twelve slots: there is room elsewhere.
+  uint64_t job = SubmitHanging(4, 8);
+  std::string victim;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const json& run : History(job)) {
+          if (!run["root"].get<bool>() && run["state"] == "running") {
+            victim = run["computer"];
+            return true;
+          }
+        }
+        return false;
+      },
+      seconds(60)))
+      << History(job).dump();
+  CommandResult drain = Copse({"cluster", "drain", victim, "--now", "--timeout", "60"});
+  ASSERT_EQ(drain.exit_code, 0) << drain.out << drain.err;
+  json done = Wait(job);
+  ASSERT_EQ(done["state"], "succeeded") << done.dump();
+  int stopped_there = 0;
+  for (const json& run : History(job)) {
+    if (run["root"].get<bool>() || run["computer"] != victim) continue;
+    EXPECT_NE(run["state"], "completed")
+        << "a vertex finished on the drained computer: " << History(job).dump();
+    ++stopped_there;
+  }
+  EXPECT_GE(stopped_there, 1) << History(job).dump();
+  EXPECT_TRUE(StatusOf(victim)["draining"].get<bool>());
+}
+
 TEST_F(DrainTest, BadComputerNamesExitTwoAndSayWhich) {
   for (const char* command : {"drain", "undrain"}) {
     CommandResult r = Copse({"cluster", command, "c99"});
