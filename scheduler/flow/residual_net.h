@@ -117,6 +117,15 @@ class ResidualNet {
  private:
   Status BuildImpl(const FlowGraph& graph, const std::vector<int64_t>* init_flow,
                    bool skip_new_arcs, bool saturate_negative);
+  // BuildImpl's steps, in order: size the node arrays; number the nodes
+  // densely and lay out their rows, adding to the sums of supplies and of
+  // |supplies| (returns the residual arc count); size the arc arrays; copy
+  // the arcs with their initial flow, returning `total` plus the capacities.
+  void SizeNodeArrays(const FlowGraph& g);
+  uint32_t LayOutRows(const FlowGraph& g, Wide& total, Wide& supply_sum);
+  void SizeArcArrays(const FlowGraph& g, uint32_t residual_arcs);
+  Wide CopyArcs(const FlowGraph& g, const std::vector<int64_t>* init_flow, bool skip_new_arcs,
+                bool saturate_negative, Wide total);
   // Persistent mode (SyncSaturatingNegative and what it calls).
   static uint32_t RowSlack(uint32_t degree) { return degree / 8 + 2; }
   void SyncChanges(const FlowGraph& g);
