@@ -37,8 +37,6 @@ inline constexpr int64_t kMaxCostTimesNodes = int64_t{1} << 60;
 // Largest sum of capacities plus |supplies|, so that excesses never overflow.
 inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
 
-// |cost|, with the most negative int64 (whose negation overflows) mapped to
-// the largest, so that magnitude checks reject it.
 // The checks every solver makes before it starts: kInvalidArgument when
 // max|cost| * (nodes + 1) reaches 2^60 or `total` (capacities plus
 // |supplies|) passes 2^62, kInfeasible when the supplies sum to non-zero.
@@ -49,6 +47,8 @@ Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide su
 inline int64_t NegCost(int64_t cost) {
   return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
 }
+// |cost|, with the most negative int64 (whose negation overflows) mapped to
+// the largest, so that magnitude checks reject it.
 inline int64_t AbsCost(int64_t cost) {
   if (cost >= 0) return cost;
   return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
