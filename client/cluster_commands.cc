@@ -427,29 +427,18 @@ int ClusterUndrain(const ClusterConfig& config, const std::string& computer,
 }  // namespace copse::client
 
 namespace copse::client {
+namespace {
 
-void AddClusterCommands(CLI::App& app, Commands& commands) {
+// Each `cluster` subcommand: its options, kept in an object the commands own
+// (they must outlive parsing), and its run.
+
+void AddUpCommand(CLI::App* cluster, Commands& commands) {
   struct Options {
     UpOptions up;
     int timeout_s = 30;
-    bool json = false;
-    bool hosts = false;
-    bool rolling = false;
-    RestartOptions restart;
-    int restart_timeout_s = 120;
-    std::string units_dir = ".";
-    std::string logs_of;
-    int lines = 50;
-    std::string drained;
-    DrainOptions drain;
-    bool no_wait = false;
-    int drain_timeout_s = 0;
   };
   Options& o = commands.Own<Options>();
   const GlobalOptions& g = commands.global();
-  auto* cluster = app.add_subcommand("cluster", "start, stop and show a cluster");
-  cluster->fallthrough();
-  cluster->require_subcommand(1);
   auto* up = cluster->add_subcommand(
       "up", "start the master and every worker of the config (on other hosts over ssh)");
   up->add_option("--timeout", o.timeout_s, "seconds to wait for every worker to register")
@@ -464,30 +453,55 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
       return ClusterUp(c, o.up);
     });
   });
+}
+
+void AddDownCommand(CLI::App* cluster, Commands& commands) {
+  const GlobalOptions& g = commands.global();
   auto* down = cluster->add_subcommand("down", "stop the processes `cluster up` started");
   down->fallthrough();
   commands.Add(down, [&g] {
     return WithConfig(g, "", /*enter_netns=*/false,
                       [](const ClusterConfig& c) { return ClusterDown(c); });
   });
+}
+
+// Writes the unit files into `dir` and says how to install them.
+int ClusterUnits(const ClusterConfig& c, const std::string& dir) {
+  Result<std::vector<std::filesystem::path>> written = WriteSystemdUnits(c, dir);
+  if (!written.ok()) return ReportFailure("cluster units", written.status());
+  for (const auto& path : *written) std::cout << Shown(path.string()) << "\n";
+  std::cout << "on each host, as root: copy them to /etc/systemd/system, then\n"
+            << "  systemctl daemon-reload\n"
+            << "  systemctl enable --now " << UnitName(c, "master") << "   (the master's host)\n"
+            << "  systemctl enable --now " << UnitName(c, "COMPUTER")
+            << "   (each computer's host)\n";
+  return 0;
+}
+
+void AddUnitsCommand(CLI::App* cluster, Commands& commands) {
+  struct Options {
+    std::string dir = ".";
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
   auto* units = cluster->add_subcommand(
       "units", "write systemd unit files for the master and for a worker (docs/deploy.md)");
-  units->add_option("--out", o.units_dir, "the directory to write them to")->capture_default_str();
+  units->add_option("--out", o.dir, "the directory to write them to")->capture_default_str();
   units->fallthrough();
   commands.Add(units, [&o, &g] {
-    return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
-      Result<std::vector<std::filesystem::path>> written = WriteSystemdUnits(c, o.units_dir);
-      if (!written.ok()) return ReportFailure("cluster units", written.status());
-      for (const auto& path : *written) std::cout << Shown(path.string()) << "\n";
-      std::cout << "on each host, as root: copy them to /etc/systemd/system, then\n"
-                << "  systemctl daemon-reload\n"
-                << "  systemctl enable --now " << UnitName(c, "master")
-                << "   (the master's host)\n"
-                << "  systemctl enable --now " << UnitName(c, "COMPUTER")
-                << "   (each computer's host)\n";
-      return 0;
-    });
+    return WithConfig(g, "", /*enter_netns=*/false,
+                      [&](const ClusterConfig& c) { return ClusterUnits(c, o.dir); });
   });
+}
+
+void AddRestartCommand(CLI::App* cluster, Commands& commands) {
+  struct Options {
+    bool rolling = false;
+    RestartOptions restart;
+    int timeout_s = 120;
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
   auto* restart = cluster->add_subcommand(
       "restart", "restart the master, then one worker at a time (docs/deploy.md)");
   restart->add_flag("--rolling", o.rolling, "one daemon at a time, jobs keep running (required)")
@@ -495,37 +509,57 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   restart->add_flag("--install", o.restart.install,
                     "ship the install this copse runs from first (preflight included)");
   restart
-      ->add_option("--timeout", o.restart_timeout_s,
+      ->add_option("--timeout", o.timeout_s,
                    "seconds for each daemon to come back and the DFS to heal")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
   restart->fallthrough();
   commands.Add(restart, [&o, &g] {
     return WithConfig(g, "", /*enter_netns=*/false, [&](const ClusterConfig& c) {
-      o.restart.timeout = std::chrono::seconds(o.restart_timeout_s);
+      o.restart.timeout = std::chrono::seconds(o.timeout_s);
       return ClusterRollingRestart(c, o.restart);
     });
   });
+}
+
+void AddLogsCommand(CLI::App* cluster, Commands& commands) {
+  struct Options {
+    std::string who;
+    int lines = 50;
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
   auto* logs = cluster->add_subcommand("logs", "the last lines of a daemon's log");
-  logs->add_option("who", o.logs_of, "a computer's name, or master")->required();
+  logs->add_option("who", o.who, "a computer's name, or master")->required();
   logs->add_option("-n,--lines", o.lines, "how many lines")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   logs->fallthrough();
   commands.Add(logs, [&o, &g] {
     return WithConfig(g, "", /*enter_netns=*/false,
-                      [&](const ClusterConfig& c) { return ClusterLogs(c, o.logs_of, o.lines); });
+                      [&](const ClusterConfig& c) { return ClusterLogs(c, o.who, o.lines); });
   });
+}
+
+void AddDrainCommand(CLI::App* cluster, Commands& commands) {
+  struct Options {
+    std::string computer;
+    DrainOptions drain;
+    bool no_wait = false;
+    int timeout_s = 0;
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
   auto* drain = cluster->add_subcommand(
       "drain",
       "take a computer out: no new work there, its blocks copied elsewhere; returns when it "
       "holds no block that exists nowhere else");
-  drain->add_option("computer", o.drained, "the computer's name")->required();
+  drain->add_option("computer", o.computer, "the computer's name")->required();
   drain->add_flag("--now", o.drain.now,
                   "move its running tasks to other computers instead of letting them finish");
   drain->add_flag("--no-wait", o.no_wait, "return once the master has begun the drain");
   drain
-      ->add_option("--timeout", o.drain_timeout_s,
+      ->add_option("--timeout", o.timeout_s,
                    "seconds to wait for its blocks to be copied (0: no limit)")
       ->capture_default_str()
       ->check(CLI::Range(0, 30 * 24 * 3600));
@@ -533,19 +567,33 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
   commands.Add(drain, [&o, &g] {
     return WithConfig(g, "", true, [&](const ClusterConfig& c) {
       o.drain.wait = !o.no_wait;
-      o.drain.timeout = std::chrono::seconds(o.drain_timeout_s);
-      return ClusterDrain(c, o.drained, o.drain, g.master_wait());
+      o.drain.timeout = std::chrono::seconds(o.timeout_s);
+      return ClusterDrain(c, o.computer, o.drain, g.master_wait());
     });
   });
+}
+
+void AddUndrainCommand(CLI::App* cluster, Commands& commands) {
+  std::string& computer = commands.Own<std::string>();
+  const GlobalOptions& g = commands.global();
   auto* undrain = cluster->add_subcommand(
       "undrain", "end a drain: the computer takes new tasks and replicas again");
-  undrain->add_option("computer", o.drained, "the computer's name")->required();
+  undrain->add_option("computer", computer, "the computer's name")->required();
   undrain->fallthrough();
-  commands.Add(undrain, [&o, &g] {
+  commands.Add(undrain, [&computer, &g] {
     return WithConfig(g, "", true, [&](const ClusterConfig& c) {
-      return ClusterUndrain(c, o.drained, g.master_wait());
+      return ClusterUndrain(c, computer, g.master_wait());
     });
   });
+}
+
+void AddStatusCommand(CLI::App* cluster, Commands& commands) {
+  struct Options {
+    bool json = false;
+    bool hosts = false;
+  };
+  Options& o = commands.Own<Options>();
+  const GlobalOptions& g = commands.global();
   auto* status = cluster->add_subcommand("status", "each computer's rack, state, slots, heartbeat");
   status->add_flag("--json", o.json, "print one JSON document");
   status->add_flag("--hosts", o.hosts,
@@ -559,6 +607,22 @@ void AddClusterCommands(CLI::App& app, Commands& commands) {
                                   g.master_wait_given ? g.master_wait() : std::chrono::seconds(0));
     });
   });
+}
+
+}  // namespace
+
+void AddClusterCommands(CLI::App& app, Commands& commands) {
+  auto* cluster = app.add_subcommand("cluster", "start, stop and show a cluster");
+  cluster->fallthrough();
+  cluster->require_subcommand(1);
+  AddUpCommand(cluster, commands);
+  AddDownCommand(cluster, commands);
+  AddUnitsCommand(cluster, commands);
+  AddRestartCommand(cluster, commands);
+  AddLogsCommand(cluster, commands);
+  AddDrainCommand(cluster, commands);
+  AddUndrainCommand(cluster, commands);
+  AddStatusCommand(cluster, commands);
 }
 
 }  // namespace copse::client

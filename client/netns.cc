@@ -201,6 +201,144 @@ Result<std::string> DerivedConfigText(const ClusterConfig& user,
   return out.str();
 }
 
+// Whether the recorded network `old` can serve the processes of the cluster
+// that still run: it must be complete, with every namespace still there.
+Status CheckReusable(const ClusterConfig& user, const NetnsState& old) {
+  if (!old.complete) {
+    return FailedPrecondition(fmt::format(
+        "an earlier `cluster up --netns` of cluster {} stopped half-way while some of its "
+        "processes still run; run `copse cluster down` first",
+        user.name));
+  }
+  for (const std::string& ns : old.namespaces) {
+    if (!NamespaceExists(ns)) {
+      return FailedPrecondition(
+          fmt::format("network namespace {} of cluster {} is gone while the cluster runs; run "
+                      "`copse cluster down`, then `copse cluster up --netns` again",
+                      ns, user.name));
+    }
+  }
+  return Status::Ok();
+}
+
+// Refuses to build while namespaces with this cluster's prefix exist that no
+// state file records: they are not ours to delete, the error says how.
+Status CheckNoStaleNamespaces(const ClusterConfig& user) {
+  const std::string prefix = NetnsPrefix(user);
+  std::vector<std::string> stale = NamespacesWithPrefix(prefix + "-");
+  if (stale.empty()) return Status::Ok();
+  std::string cmds;
+  for (const std::string& n : stale)
+    cmds += fmt::format("{}`ip netns del {}`", cmds.empty() ? "" : ", ", n);
+  return FailedPrecondition(fmt::format(
+      "network namespaces with this cluster's prefix {} exist but are not recorded in {} "
+      "(left over from an earlier run whose state file is gone?); remove them with {}",
+      prefix, NetnsStatePath(user).string(), cmds));
+}
+
+// The names of the network to build for `user` (not yet complete), and each
+// computer's emulated address into `addresses`.
+NetnsState PlanNetwork(const ClusterConfig& user, std::map<std::string, std::string>* addresses) {
+  NetnsState s;
+  s.prefix = NetnsPrefix(user);
+  s.core = s.prefix + "-core";
+  s.namespaces.push_back(s.core);
+  for (const RackConfig& rack : user.racks) {
+    for (size_t i = 0; i < rack.computers.size(); ++i) {
+      const ComputerConfig& c = user.computers[static_cast<size_t>(rack.computers[i])];
+      std::string ns = s.prefix + "-" + c.name;
+      s.namespaces.push_back(ns);
+      s.computer_netns[c.name] = ns;
+      (*addresses)[c.name] = Address(c.rack_index, static_cast<int>(i));
+    }
+  }
+  s.derived_config = user.data_root / "netns" / "cluster.toml";
+  s.user_config = user.source;
+  s.complete = false;
+  return s;
+}
+
+// The core namespace's links: the core bridge (with the master's address),
+// a bridge per rack joined to the core by a veth uplink, and each
+// computer's veth into its rack bridge, as an `ip -batch` file.
+std::string CoreIpBatch(const ClusterConfig& user, const NetnsState& s,
+                        const std::string& master_address) {
+  const std::string& p = s.prefix;
+  std::string ip_core = fmt::format(
+      "link set lo up\nlink add {0}c type bridge\nlink set {0}c up\naddr add {1}/16 dev {0}c\n", p,
+      master_address);
+  for (size_t r = 0; r < user.racks.size(); ++r) {
+    ip_core += fmt::format(
+        "link add {0}r{1} type bridge\nlink set {0}r{1} up\n"
+        "link add {0}u{1} type veth peer name {0}d{1}\n"
+        "link set {0}u{1} master {0}r{1}\nlink set {0}d{1} master {0}c\n"
+        "link set {0}u{1} up\nlink set {0}d{1} up\n",
+        p, r);
+  }
+  for (size_t k = 0; k < user.computers.size(); ++k) {
+    const ComputerConfig& c = user.computers[k];
+    ip_core += fmt::format(
+        "link add {0}h{1} type veth peer name eth0 netns {2}\n"
+        "link set {0}h{1} master {0}r{3}\nlink set {0}h{1} up\n",
+        p, k, s.computer_netns.at(c.name), c.rack_index);
+  }
+  return ip_core;
+}
+
+// The shaping of the core namespace's ends of those links (rack uplinks both
+// ways, computer links towards the computer), as a `tc -batch` file.
+std::string CoreTcBatch(const ClusterConfig& user, const NetnsState& s) {
+  const std::string& p = s.prefix;
+  std::string tc_core;
+  for (size_t r = 0; r < user.racks.size(); ++r) {
+    tc_core += TbfLine(fmt::format("{}u{}", p, r), user.network.rack_uplink_bps);
+    tc_core += TbfLine(fmt::format("{}d{}", p, r), user.network.rack_uplink_bps);
+  }
+  for (size_t k = 0; k < user.computers.size(); ++k) {
+    tc_core += TbfLine(fmt::format("{}h{}", p, k), user.network.computer_link_bps);
+  }
+  return tc_core;
+}
+
+// A computer's end of its link: its address on eth0, shaped towards the rack.
+Status BuildComputerLink(const ClusterConfig& user, const std::string& ns, const ComputerConfig& c,
+                         const std::string& address, const std::filesystem::path& dir) {
+  std::filesystem::path ip_file = dir / (c.name + ".ip");
+  COPSE_RETURN_IF_ERROR(WriteFileAtomically(
+      ip_file,
+      fmt::format("link set lo up\nlink set eth0 up\naddr add {}/16 dev eth0\n", address)));
+  COPSE_RETURN_IF_ERROR(RunTool({"ip", "-n", ns, "-batch", ip_file.string()}));
+  std::filesystem::path tc_file = dir / (c.name + ".tc");
+  COPSE_RETURN_IF_ERROR(
+      WriteFileAtomically(tc_file, TbfLine("eth0", user.network.computer_link_bps)));
+  return RunTool({"tc", "-n", ns, "-batch", tc_file.string()});
+}
+
+// Creates the network `s` plans, writes and loads the derived config into
+// `derived`, records `s` as complete and enters the core namespace. What it
+// created is left for the caller to remove when it fails.
+Status BuildNetwork(const ClusterConfig& user, const std::map<std::string, std::string>& addresses,
+                    NetnsState& s, ClusterConfig* derived) {
+  for (const std::string& ns : s.namespaces)
+    COPSE_RETURN_IF_ERROR(RunTool({"ip", "netns", "add", ns}));
+  const std::string master_address = fmt::format("{}.0.1", kSubnet);
+  std::filesystem::path dir = user.data_root / "netns";
+  COPSE_RETURN_IF_ERROR(WriteFileAtomically(dir / "core.ip", CoreIpBatch(user, s, master_address)));
+  COPSE_RETURN_IF_ERROR(WriteFileAtomically(dir / "core.tc", CoreTcBatch(user, s)));
+  COPSE_RETURN_IF_ERROR(RunTool({"ip", "-n", s.core, "-batch", (dir / "core.ip").string()}));
+  COPSE_RETURN_IF_ERROR(RunTool({"tc", "-n", s.core, "-batch", (dir / "core.tc").string()}));
+  for (const ComputerConfig& c : user.computers) {
+    COPSE_RETURN_IF_ERROR(
+        BuildComputerLink(user, s.computer_netns.at(c.name), c, addresses.at(c.name), dir));
+  }
+  COPSE_ASSIGN_OR_RETURN(std::string text, DerivedConfigText(user, addresses, master_address));
+  COPSE_RETURN_IF_ERROR(WriteFileAtomically(s.derived_config, text));
+  COPSE_ASSIGN_OR_RETURN(*derived, LoadClusterConfig(s.derived_config));
+  s.complete = true;
+  COPSE_RETURN_IF_ERROR(WriteState(user, s));
+  return EnterNamespace(s.core);
+}
+
 }  // namespace
 
 Result<std::optional<NetnsState>> ReadNetnsState(const ClusterConfig& config) {
@@ -312,20 +450,7 @@ Result<NetnsCluster> NetnsCluster::Setup(const ClusterConfig& user, bool process
   COPSE_ASSIGN_OR_RETURN(auto old, ReadNetnsState(user));
   NetnsCluster net;
   if (old && processes_running) {
-    if (!old->complete) {
-      return FailedPrecondition(fmt::format(
-          "an earlier `cluster up --netns` of cluster {} stopped half-way while some of its "
-          "processes still run; run `copse cluster down` first",
-          user.name));
-    }
-    for (const std::string& ns : old->namespaces) {
-      if (!NamespaceExists(ns)) {
-        return FailedPrecondition(
-            fmt::format("network namespace {} of cluster {} is gone while the cluster runs; run "
-                        "`copse cluster down`, then `copse cluster up --netns` again",
-                        ns, user.name));
-      }
-    }
+    COPSE_RETURN_IF_ERROR(CheckReusable(user, *old));
     COPSE_ASSIGN_OR_RETURN(net.config_, LoadClusterConfig(old->derived_config));
     net.state_ = *old;
     COPSE_RETURN_IF_ERROR(EnterNamespace(net.state_.core));
@@ -340,88 +465,12 @@ Result<NetnsCluster> NetnsCluster::Setup(const ClusterConfig& user, bool process
     // A half-built or stale network whose processes are all gone.
     COPSE_RETURN_IF_ERROR(TeardownNetns(user, nullptr).status());
   }
-  NetnsState& s = net.state_;
-  s.prefix = NetnsPrefix(user);
-  std::vector<std::string> stale = NamespacesWithPrefix(s.prefix + "-");
-  if (!stale.empty()) {
-    std::string cmds;
-    for (const std::string& n : stale)
-      cmds += fmt::format("{}`ip netns del {}`", cmds.empty() ? "" : ", ", n);
-    return FailedPrecondition(fmt::format(
-        "network namespaces with this cluster's prefix {} exist but are not recorded in {} "
-        "(left over from an earlier run whose state file is gone?); remove them with {}",
-        s.prefix, NetnsStatePath(user).string(), cmds));
-  }
-  s.core = s.prefix + "-core";
-  s.namespaces.push_back(s.core);
+  COPSE_RETURN_IF_ERROR(CheckNoStaleNamespaces(user));
   std::map<std::string, std::string> addresses;
-  for (const RackConfig& rack : user.racks) {
-    for (size_t i = 0; i < rack.computers.size(); ++i) {
-      const ComputerConfig& c = user.computers[static_cast<size_t>(rack.computers[i])];
-      std::string ns = s.prefix + "-" + c.name;
-      s.namespaces.push_back(ns);
-      s.computer_netns[c.name] = ns;
-      addresses[c.name] = Address(c.rack_index, static_cast<int>(i));
-    }
-  }
-  s.derived_config = user.data_root / "netns" / "cluster.toml";
-  s.user_config = user.source;
-  s.complete = false;
+  net.state_ = PlanNetwork(user, &addresses);
   // Recorded before anything exists, so a crash at any point leaves a record.
-  COPSE_RETURN_IF_ERROR(WriteState(user, s));
-
-  auto build = [&]() -> Status {
-    for (const std::string& ns : s.namespaces)
-      COPSE_RETURN_IF_ERROR(RunTool({"ip", "netns", "add", ns}));
-    const std::string& p = s.prefix;
-    const std::string master_address = fmt::format("{}.0.1", kSubnet);
-    std::string ip_core = fmt::format(
-        "link set lo up\nlink add {0}c type bridge\nlink set {0}c up\naddr add {1}/16 dev {0}c\n",
-        p, master_address);
-    std::string tc_core;
-    for (size_t r = 0; r < user.racks.size(); ++r) {
-      ip_core += fmt::format(
-          "link add {0}r{1} type bridge\nlink set {0}r{1} up\n"
-          "link add {0}u{1} type veth peer name {0}d{1}\n"
-          "link set {0}u{1} master {0}r{1}\nlink set {0}d{1} master {0}c\n"
-          "link set {0}u{1} up\nlink set {0}d{1} up\n",
-          p, r);
-      tc_core += TbfLine(fmt::format("{}u{}", p, r), user.network.rack_uplink_bps);
-      tc_core += TbfLine(fmt::format("{}d{}", p, r), user.network.rack_uplink_bps);
-    }
-    for (size_t k = 0; k < user.computers.size(); ++k) {
-      const ComputerConfig& c = user.computers[k];
-      ip_core += fmt::format(
-          "link add {0}h{1} type veth peer name eth0 netns {2}\n"
-          "link set {0}h{1} master {0}r{3}\nlink set {0}h{1} up\n",
-          p, k, s.computer_netns.at(c.name), c.rack_index);
-      tc_core += TbfLine(fmt::format("{}h{}", p, k), user.network.computer_link_bps);
-    }
-    std::filesystem::path dir = user.data_root / "netns";
-    COPSE_RETURN_IF_ERROR(WriteFileAtomically(dir / "core.ip", ip_core));
-    COPSE_RETURN_IF_ERROR(WriteFileAtomically(dir / "core.tc", tc_core));
-    COPSE_RETURN_IF_ERROR(RunTool({"ip", "-n", s.core, "-batch", (dir / "core.ip").string()}));
-    COPSE_RETURN_IF_ERROR(RunTool({"tc", "-n", s.core, "-batch", (dir / "core.tc").string()}));
-    for (const ComputerConfig& c : user.computers) {
-      const std::string& ns = s.computer_netns.at(c.name);
-      std::filesystem::path ip_file = dir / (c.name + ".ip");
-      COPSE_RETURN_IF_ERROR(WriteFileAtomically(
-          ip_file, fmt::format("link set lo up\nlink set eth0 up\naddr add {}/16 dev eth0\n",
-                               addresses.at(c.name))));
-      COPSE_RETURN_IF_ERROR(RunTool({"ip", "-n", ns, "-batch", ip_file.string()}));
-      std::filesystem::path tc_file = dir / (c.name + ".tc");
-      COPSE_RETURN_IF_ERROR(
-          WriteFileAtomically(tc_file, TbfLine("eth0", user.network.computer_link_bps)));
-      COPSE_RETURN_IF_ERROR(RunTool({"tc", "-n", ns, "-batch", tc_file.string()}));
-    }
-    COPSE_ASSIGN_OR_RETURN(std::string text, DerivedConfigText(user, addresses, master_address));
-    COPSE_RETURN_IF_ERROR(WriteFileAtomically(s.derived_config, text));
-    COPSE_ASSIGN_OR_RETURN(net.config_, LoadClusterConfig(s.derived_config));
-    s.complete = true;
-    COPSE_RETURN_IF_ERROR(WriteState(user, s));
-    return EnterNamespace(s.core);
-  };
-  Status built = build();
+  COPSE_RETURN_IF_ERROR(WriteState(user, net.state_));
+  Status built = BuildNetwork(user, addresses, net.state_, &net.config_);
   if (!built.ok()) {
     auto removed = TeardownNetns(user, nullptr);
     if (!removed.ok()) {

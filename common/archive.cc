@@ -41,7 +41,8 @@ bool AllZero(const char* p) {
 Status CheckName(const std::string& name) {
   if (name.empty() || name.front() == '/' || name.find('\0') != std::string::npos ||
       !IsValidUtf8(name)) {
-    return InvalidArgument(fmt::format("member '{}': not a relative name", EscapeForLog(Excerpt(name))));
+    return InvalidArgument(
+        fmt::format("member '{}': not a relative name", EscapeForLog(Excerpt(name))));
   }
   size_t start = 0;
   std::string_view n(name);
@@ -79,6 +80,84 @@ std::string PaxPath(const std::string& data) {
   return path;
 }
 
+// Skips the padding after `size` bytes of member data, up to the next block.
+void SkipPadding(std::istream& in, uint64_t size) {
+  in.ignore(static_cast<std::streamsize>((kBlock - size % kBlock) % kBlock));
+}
+
+// The data of an extended header (GNU long name, pax records).
+Status ReadExtendedData(std::istream& in, uint64_t size, std::string* out) {
+  if (size > (1u << 20)) return InvalidArgument("an extended header over 1 MiB");
+  out->resize(size);
+  if (!in.read(out->data(), static_cast<std::streamsize>(size))) {
+    return InvalidArgument("the archive is cut short");
+  }
+  SkipPadding(in, size);
+  return Status::Ok();
+}
+
+struct Header {
+  char type;
+  uint64_t size;
+  uint64_t mode;
+  std::string name;  // the prefix field joined to the name field
+};
+
+// Member `member`'s header block, checked: ustar, with the right checksum
+// and a size.
+Result<Header> ParseHeader(const std::array<char, kBlock>& h, int member) {
+  if (std::memcmp(h.data() + 257, "ustar", 5) != 0) {
+    return InvalidArgument("not a tar archive (no ustar header)");
+  }
+  unsigned sum = 0;
+  for (size_t i = 0; i < kBlock; ++i) {
+    sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(h[i]);
+  }
+  if (Octal(std::string_view(h.data() + 148, 8)) != sum) {
+    return InvalidArgument(fmt::format("member {}: a header whose checksum is wrong", member));
+  }
+  Header m;
+  m.type = h[156];
+  m.size = Octal(std::string_view(h.data() + 124, 12));
+  if (m.size == UINT64_MAX) return InvalidArgument(fmt::format("member {}: a bad size", member));
+  m.mode = Octal(std::string_view(h.data() + 100, 8));
+  m.name = Field(h.data(), 100);
+  std::string prefix = Field(h.data() + 345, 155);
+  if (!prefix.empty()) m.name = prefix + "/" + m.name;
+  return m;
+}
+
+// Writes the `size` bytes of member `name` to `target`, a file that must
+// not exist yet; read-only, executable when the member's owner may execute it.
+Status WriteMember(std::istream& in, const std::string& name, const std::filesystem::path& target,
+                   uint64_t size, uint64_t mode) {
+  std::error_code ec;
+  std::filesystem::create_directories(target.parent_path(), ec);
+  if (ec) {
+    return IoError(
+        fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
+  }
+  if (std::filesystem::exists(target, ec)) {
+    return InvalidArgument(fmt::format("member '{}' appears twice", EscapeForLog(Excerpt(name))));
+  }
+  std::ofstream out(target, std::ios::binary);
+  if (!out) return IoError("cannot write " + target.string());
+  std::string buf(1 << 16, '\0');
+  for (uint64_t left = size; left > 0;) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
+    if (!in.read(buf.data(), static_cast<std::streamsize>(n))) {
+      return InvalidArgument("the archive is cut short");
+    }
+    out.write(buf.data(), static_cast<std::streamsize>(n));
+    left -= n;
+  }
+  out.close();
+  if (!out) return IoError("cannot write " + target.string());
+  SkipPadding(in, size);
+  ::chmod(target.c_str(), (mode & 0100) ? 0555 : 0444);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<uint64_t> ExtractTar(const std::filesystem::path& archive, const std::filesystem::path& dest,
@@ -89,15 +168,6 @@ Result<uint64_t> ExtractTar(const std::filesystem::path& archive, const std::fil
   uint64_t total = 0;
   std::string long_name;  // from a GNU 'L' or a pax 'x' member, for the next one
   int members = 0;
-  auto read_data = [&](uint64_t size, std::string* out) -> Status {
-    if (size > (1u << 20)) return InvalidArgument("an extended header over 1 MiB");
-    out->resize(size);
-    if (!in.read(out->data(), static_cast<std::streamsize>(size))) {
-      return InvalidArgument("the archive is cut short");
-    }
-    in.ignore(static_cast<std::streamsize>((kBlock - size % kBlock) % kBlock));
-    return Status::Ok();
-  };
   while (true) {
     if (!in.read(h.data(), kBlock)) {
       if (members == 0) return InvalidArgument("not a tar archive (shorter than one header)");
@@ -105,81 +175,40 @@ Result<uint64_t> ExtractTar(const std::filesystem::path& archive, const std::fil
     }
     if (AllZero(h.data())) break;  // the end
     ++members;
-    if (std::memcmp(h.data() + 257, "ustar", 5) != 0) {
-      return InvalidArgument("not a tar archive (no ustar header)");
-    }
-    unsigned sum = 0;
-    for (size_t i = 0; i < kBlock; ++i) {
-      sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(h[i]);
-    }
-    if (Octal(std::string_view(h.data() + 148, 8)) != sum) {
-      return InvalidArgument(fmt::format("member {}: a header whose checksum is wrong", members));
-    }
-    const char type = h[156];
-    const uint64_t size = Octal(std::string_view(h.data() + 124, 12));
-    if (size == UINT64_MAX) return InvalidArgument(fmt::format("member {}: a bad size", members));
-    std::string name = Field(h.data(), 100);
-    std::string prefix = Field(h.data() + 345, 155);
-    if (!prefix.empty()) name = prefix + "/" + name;
-    if (type == 'L' || type == 'x') {
+    COPSE_ASSIGN_OR_RETURN(Header m, ParseHeader(h, members));
+    if (m.type == 'L' || m.type == 'x' || m.type == 'g') {
       std::string data;
-      COPSE_RETURN_IF_ERROR(read_data(size, &data));
-      if (type == 'L') {
+      COPSE_RETURN_IF_ERROR(ReadExtendedData(in, m.size, &data));
+      if (m.type == 'L') {
         long_name = std::string(data.c_str());
-      } else if (std::string p = PaxPath(data); !p.empty()) {
-        long_name = p;
-      }
+      } else if (m.type == 'x') {
+        if (std::string p = PaxPath(data); !p.empty()) long_name = p;
+      }  // 'g', a pax global header: nothing we use
       continue;
     }
-    if (type == 'g') {  // pax global header: nothing we use
-      std::string data;
-      COPSE_RETURN_IF_ERROR(read_data(size, &data));
-      continue;
-    }
-    if (!long_name.empty()) name = std::move(long_name);
+    std::string name = long_name.empty() ? std::move(m.name) : std::move(long_name);
     long_name.clear();
     // `tar -C dir .` names members "./x".
     while (name.rfind("./", 0) == 0) name.erase(0, 2);
-    if ((name.empty() || name == ".") && type == '5') continue;
+    if ((name.empty() || name == ".") && m.type == '5') continue;
     COPSE_RETURN_IF_ERROR(CheckName(name));
-    const uint64_t mode = Octal(std::string_view(h.data() + 100, 8));
     std::filesystem::path target = dest / name;
-    std::error_code ec;
-    if (type == '5') {
+    if (m.type == '5') {
+      std::error_code ec;
       std::filesystem::create_directories(target, ec);
       if (ec) return IoError(fmt::format("cannot create {}: {}", target.string(), ec.message()));
       continue;
     }
-    if (type != '0' && type != '\0' && type != '7') {
-      return InvalidArgument(fmt::format(
-          "member '{}': only files and directories are taken (type '{}')",
-          EscapeForLog(Excerpt(name)), EscapeForLog(std::string(1, type))));
+    if (m.type != '0' && m.type != '\0' && m.type != '7') {
+      return InvalidArgument(
+          fmt::format("member '{}': only files and directories are taken (type '{}')",
+                      EscapeForLog(Excerpt(name)), EscapeForLog(std::string(1, m.type))));
     }
-    total += size;
+    total += m.size;
     if (total > max_bytes) {
-      return ResourceExhausted(
-          fmt::format("the archive unpacks to more than {} bytes", max_bytes));
+      return ResourceExhausted(fmt::format("the archive unpacks to more than {} bytes", max_bytes));
     }
-    std::filesystem::create_directories(target.parent_path(), ec);
-    if (ec) return IoError(fmt::format("cannot create {}: {}", target.parent_path().string(), ec.message()));
-    if (std::filesystem::exists(target, ec)) {
-      return InvalidArgument(fmt::format("member '{}' appears twice", EscapeForLog(Excerpt(name))));
-    }
-    std::ofstream out(target, std::ios::binary);
-    if (!out) return IoError("cannot write " + target.string());
-    std::string buf(1 << 16, '\0');
-    for (uint64_t left = size; left > 0;) {
-      size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
-      if (!in.read(buf.data(), static_cast<std::streamsize>(n))) {
-        return InvalidArgument("the archive is cut short");
-      }
-      out.write(buf.data(), static_cast<std::streamsize>(n));
-      left -= n;
-    }
-    out.close();
-    if (!out) return IoError("cannot write " + target.string());
-    in.ignore(static_cast<std::streamsize>((kBlock - size % kBlock) % kBlock));
-    ::chmod(target.c_str(), (mode & 0100) ? 0555 : 0444);
+    COPSE_RETURN_IF_ERROR(WriteMember(in, name, target, m.size, m.mode));
   }
   return total;
 }

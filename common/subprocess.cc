@@ -71,6 +71,8 @@ const char* StepName(int step) {
 // busy worker slow) and only makes system calls on a stack of its own. What
 // went wrong, if anything, it writes into the plan.
 struct ChildPlan {
+  std::vector<std::string> argv_strings;  // what argv points into
+  std::string cwd_string;                 // what cwd points to
   std::vector<char*> argv, envp;
   const char* cwd = nullptr;
   int in_fd = -1, out_fd = -1, err_fd = -1;  // -1: keep this process's
@@ -195,6 +197,118 @@ Result<int> OpenOutput(SpawnOptions::Output kind, const std::filesystem::path& f
   return -1;
 }
 
+// The command line, environment and working directory. The environment
+// given in `o` stays there: `o` must outlive the plan.
+void PlanCommand(SpawnOptions& o, ChildPlan& plan) {
+  plan.argv_strings.push_back(o.program.string());
+  plan.argv_strings.insert(plan.argv_strings.end(), o.args.begin(), o.args.end());
+  for (std::string& a : plan.argv_strings) plan.argv.push_back(a.data());
+  plan.argv.push_back(nullptr);
+  if (o.env) {
+    for (std::string& e : *o.env) plan.envp.push_back(e.data());
+    plan.envp.push_back(nullptr);
+  } else {
+    for (char** e = environ; *e != nullptr; ++e) plan.envp.push_back(*e);
+    plan.envp.push_back(nullptr);
+  }
+  plan.cwd_string = o.cwd.string();
+  if (!plan.cwd_string.empty()) plan.cwd = plan.cwd_string.c_str();
+}
+
+// A pipe whose write end goes to the child; returns that end and puts the
+// read end, non-blocking, into `*read_end`.
+Result<int> OpenPipe(Fds& parent_side, Fds& child_side, int* read_end) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
+  ::fcntl(p[0], F_SETFL, O_NONBLOCK);  // only our end: the child's writes block as usual
+  *read_end = parent_side.Add(p[0]);
+  return child_side.Add(p[1]);
+}
+
+// The child's standard streams; the read ends of its output pipes, if any,
+// go into `*out_read` and `*err_read`.
+Status PlanStdio(const SpawnOptions& o, ChildPlan& plan, Fds& parent_side, Fds& child_side,
+                 int* out_read, int* err_read) {
+  if (o.stdin_null) {
+    plan.in_fd = child_side.Add(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (plan.in_fd < 0) return IoError(std::string("cannot open /dev/null: ") + strerror(errno));
+  }
+  if (o.out == SpawnOptions::Output::kPipe) {
+    COPSE_ASSIGN_OR_RETURN(plan.out_fd, OpenPipe(parent_side, child_side, out_read));
+  } else {
+    COPSE_ASSIGN_OR_RETURN(plan.out_fd, OpenOutput(o.out, o.out_file, child_side));
+  }
+  if (o.err_to_out) {
+    plan.err_fd = plan.out_fd >= 0 ? plan.out_fd : 1;
+  } else if (o.err == SpawnOptions::Output::kPipe) {
+    COPSE_ASSIGN_OR_RETURN(plan.err_fd, OpenPipe(parent_side, child_side, err_read));
+  } else {
+    COPSE_ASSIGN_OR_RETURN(plan.err_fd, OpenOutput(o.err, o.err_file, child_side));
+  }
+  return Status::Ok();
+}
+
+// The descriptors passed at chosen numbers. They are first copied above
+// every target number, so that placing one never overwrites another.
+Status PlanPassedFds(const SpawnOptions& o, ChildPlan& plan, Fds& child_side) {
+  int top = 2;
+  for (const auto& [from, to] : o.pass_fds) top = std::max(top, to);
+  for (const auto& [from, to] : o.pass_fds) {
+    int high = child_side.Add(::fcntl(from, F_DUPFD_CLOEXEC, top + 1));
+    if (high < 0) return IoError("cannot pass descriptor " + std::to_string(from));
+    plan.moves.push_back({high, to});
+    if (to >= 3) plan.keep.push_back(to);
+  }
+  std::sort(plan.keep.begin(), plan.keep.end());
+  return Status::Ok();
+}
+
+// The process settings, and the raw views the child reads.
+void FinishPlan(const SpawnOptions& o, ChildPlan& plan) {
+  plan.netns_fd = o.netns_fd;
+  plan.death_signal = o.death_signal;
+  plan.new_session = o.new_session;
+  plan.parent = ::getpid();
+  plan.moves_begin = plan.moves.data();
+  plan.moves_end = plan.moves.data() + plan.moves.size();
+  plan.keep_begin = plan.keep.data();
+  plan.keep_end = plan.keep.data() + plan.keep.size();
+  plan.argv_raw = plan.argv.data();
+  plan.envp_raw = plan.envp.data();
+}
+
+struct Child {
+  pid_t pid;
+  int pidfd;
+};
+
+// Starts the child on `plan` and closes the child's ends here. An error when
+// the clone or a step of the child before its exec failed (the child is
+// reaped then).
+Result<Child> CloneChild(ChildPlan& plan, Fds& child_side, const std::filesystem::path& program) {
+  // All signals blocked across the clone (the child unblocks them before
+  // exec); this thread is suspended until the child execs or exits.
+  sigset_t all, saved;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
+  int pidfd = -1;
+  const pid_t pid = ::clone(ChildMain, ChildStackTop(),
+                            CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &plan, &pidfd);
+  const int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  child_side.CloseAll();  // the child's ends, here
+  if (pid < 0) return SpawnError(program, "clone", clone_errno);
+  if (plan.fail_step != 0) {
+    siginfo_t info{};
+    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    ::close(pidfd);
+    return SpawnError(program, StepName(plan.fail_step), plan.fail_errno);
+  }
+  return Child{pid, pidfd};
+}
+
 }  // namespace
 
 std::string ExitStatus::ToString() const {
@@ -225,88 +339,15 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(asio::io_context& io, Spaw
   }
   Fds parent_side, child_side;
   ChildPlan plan;
-  std::vector<std::string> argv_s{o.program.string()};
-  argv_s.insert(argv_s.end(), o.args.begin(), o.args.end());
-  for (std::string& a : argv_s) plan.argv.push_back(a.data());
-  plan.argv.push_back(nullptr);
-  if (o.env) {
-    for (std::string& e : *o.env) plan.envp.push_back(e.data());
-    plan.envp.push_back(nullptr);
-  } else {
-    for (char** e = environ; *e != nullptr; ++e) plan.envp.push_back(*e);
-    plan.envp.push_back(nullptr);
-  }
-  std::string cwd = o.cwd.string();
-  if (!cwd.empty()) plan.cwd = cwd.c_str();
-  if (o.stdin_null) {
-    plan.in_fd = child_side.Add(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (plan.in_fd < 0) return IoError(std::string("cannot open /dev/null: ") + strerror(errno));
-  }
+  PlanCommand(o, plan);
   int out_read = -1, err_read = -1;
-  auto pipe_for = [&](int* read_end) -> Result<int> {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) return IoError(std::string("pipe: ") + std::strerror(errno));
-    ::fcntl(p[0], F_SETFL, O_NONBLOCK);  // only our end: the child's writes block as usual
-    *read_end = parent_side.Add(p[0]);
-    return child_side.Add(p[1]);
-  };
-  if (o.out == SpawnOptions::Output::kPipe) {
-    COPSE_ASSIGN_OR_RETURN(plan.out_fd, pipe_for(&out_read));
-  } else {
-    COPSE_ASSIGN_OR_RETURN(plan.out_fd, OpenOutput(o.out, o.out_file, child_side));
-  }
-  if (o.err_to_out) {
-    plan.err_fd = plan.out_fd >= 0 ? plan.out_fd : 1;
-  } else if (o.err == SpawnOptions::Output::kPipe) {
-    COPSE_ASSIGN_OR_RETURN(plan.err_fd, pipe_for(&err_read));
-  } else {
-    COPSE_ASSIGN_OR_RETURN(plan.err_fd, OpenOutput(o.err, o.err_file, child_side));
-  }
-  // Passed descriptors are first copied above every target number, so that
-  // placing one never overwrites another.
-  int top = 2;
-  for (const auto& [from, to] : o.pass_fds) top = std::max(top, to);
-  for (const auto& [from, to] : o.pass_fds) {
-    int high = child_side.Add(::fcntl(from, F_DUPFD_CLOEXEC, top + 1));
-    if (high < 0) return IoError("cannot pass descriptor " + std::to_string(from));
-    plan.moves.push_back({high, to});
-    if (to >= 3) plan.keep.push_back(to);
-  }
-  std::sort(plan.keep.begin(), plan.keep.end());
-  plan.netns_fd = o.netns_fd;
-  plan.death_signal = o.death_signal;
-  plan.new_session = o.new_session;
-  plan.parent = ::getpid();
-  plan.moves_begin = plan.moves.data();
-  plan.moves_end = plan.moves.data() + plan.moves.size();
-  plan.keep_begin = plan.keep.data();
-  plan.keep_end = plan.keep.data() + plan.keep.size();
-  plan.argv_raw = plan.argv.data();
-  plan.envp_raw = plan.envp.data();
-
-  // All signals blocked across the clone (the child unblocks them before
-  // exec); this thread is suspended until the child execs or exits.
-  sigset_t all, saved;
-  ::sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &saved);
-  int pidfd = -1;
-  const pid_t pid = ::clone(ChildMain, ChildStackTop(),
-                            CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &plan, &pidfd);
-  const int clone_errno = errno;
-  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
-  child_side.CloseAll();  // the child's ends, here
-  if (pid < 0) return SpawnError(o.program, "clone", clone_errno);
-  if (plan.fail_step != 0) {
-    siginfo_t info{};
-    while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED) < 0 &&
-           errno == EINTR) {
-    }
-    ::close(pidfd);
-    return SpawnError(o.program, StepName(plan.fail_step), plan.fail_errno);
-  }
-  ::fcntl(pidfd, F_SETFD, FD_CLOEXEC);
-  Manage(pid, true);
-  std::unique_ptr<Subprocess> sp(new Subprocess(io, pid, pidfd, o.new_session));
+  COPSE_RETURN_IF_ERROR(PlanStdio(o, plan, parent_side, child_side, &out_read, &err_read));
+  COPSE_RETURN_IF_ERROR(PlanPassedFds(o, plan, child_side));
+  FinishPlan(o, plan);
+  COPSE_ASSIGN_OR_RETURN(Child child, CloneChild(plan, child_side, o.program));
+  ::fcntl(child.pidfd, F_SETFD, FD_CLOEXEC);
+  Manage(child.pid, true);
+  std::unique_ptr<Subprocess> sp(new Subprocess(io, child.pid, child.pidfd, o.new_session));
   // The read ends now belong to the Subprocess.
   auto adopt = [&](int fd, bool err) {
     if (fd < 0) return std::unique_ptr<Pipe>();

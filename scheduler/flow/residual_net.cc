@@ -53,6 +53,23 @@ Status ResidualNet::BuildSaturatingNegative(const FlowGraph& g) {
 
 Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* init_flow,
                               bool skip_new_arcs, bool saturate_negative) {
+  SizeNodeArrays(g);
+  Wide total = 0, supply_sum = 0;
+  const uint32_t residual_arcs = LayOutRows(g, total, supply_sum);
+  SizeArcArrays(g, residual_arcs);
+  total = CopyArcs(g, init_flow, skip_new_arcs, saturate_negative, total);
+  if (persistent_) {
+    built_size_ = residual_arcs;
+    capacity_sum_ = total - abs_supply_;
+    ReserveWithSlack(limit_, n_);
+    limit_.resize(n_);
+    for (uint32_t u = 0; u < n_; ++u) limit_[u] = first_[u + 1];
+    free_dense_.clear();
+  }
+  return CheckMagnitudes(max_abs_cost_, n_, total, supply_sum);
+}
+
+void ResidualNet::SizeNodeArrays(const FlowGraph& g) {
   n_ = g.node_count();
   ReserveWithSlack(dense_, g.node_id_bound());
   dense_.resize(g.node_id_bound());
@@ -68,11 +85,13 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
     ReserveWithSlack(supply_, n_);
     supply_.resize(n_);
   }
-  // Row u is [first_[u], end_[u]); end_[u] advances as the row fills. A
-  // persistent network leaves room after each row (RowSlack) for arcs added
-  // later.
+}
+
+// Row u is [first_[u], end_[u]); end_[u] advances as the row fills. A
+// persistent network leaves room after each row (RowSlack) for arcs added
+// later.
+uint32_t ResidualNet::LayOutRows(const FlowGraph& g, Wide& total, Wide& supply_sum) {
   uint32_t k = 0, residual_arcs = 0;
-  Wide total = 0, supply_sum = 0;
   for (NodeId v = 0; v < g.node_id_bound(); ++v) {
     if (!g.IsNode(v)) {
       dense_[v] = kNoId;
@@ -91,11 +110,17 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
     ++k;
   }
   first_[n_] = residual_arcs;
-  ReserveWithSlack(arcs_, residual_arcs);
-  arcs_.resize(residual_arcs);
   if (persistent_) {
     supply_sum_ = supply_sum;
     abs_supply_ = total;
+  }
+  return residual_arcs;
+}
+
+void ResidualNet::SizeArcArrays(const FlowGraph& g, uint32_t residual_arcs) {
+  ReserveWithSlack(arcs_, residual_arcs);
+  arcs_.resize(residual_arcs);
+  if (persistent_) {
     ReserveWithSlack(rcap_, residual_arcs);
     rcap_.resize(residual_arcs);
     ReserveWithSlack(owner_, residual_arcs);
@@ -104,6 +129,10 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
   }
   ReserveWithSlack(arc_pos_, g.arc_id_bound());
   arc_pos_.resize(g.arc_id_bound());
+}
+
+Wide ResidualNet::CopyArcs(const FlowGraph& g, const std::vector<int64_t>* init_flow,
+                           bool skip_new_arcs, bool saturate_negative, Wide total) {
   max_abs_cost_ = 0;
   // While the running total of |supplies| and capacities stays within
   // kMaxTotalCapacity no excess can overflow; past it the build fails anyway.
@@ -144,15 +173,7 @@ Status ResidualNet::BuildImpl(const FlowGraph& g, const std::vector<int64_t>* in
       owner_[ra] = (a << 1) | 1;
     }
   }
-  if (persistent_) {
-    built_size_ = residual_arcs;
-    capacity_sum_ = total - abs_supply_;
-    ReserveWithSlack(limit_, n_);
-    limit_.resize(n_);
-    for (uint32_t u = 0; u < n_; ++u) limit_[u] = first_[u + 1];
-    free_dense_.clear();
-  }
-  return CheckMagnitudes(max_abs_cost_, n_, total, supply_sum);
+  return total;
 }
 
 Status ResidualNet::SyncSaturatingNegative(const FlowGraph& g) {

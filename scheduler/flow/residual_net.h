@@ -37,8 +37,6 @@ inline constexpr int64_t kMaxCostTimesNodes = int64_t{1} << 60;
 // Largest sum of capacities plus |supplies|, so that excesses never overflow.
 inline constexpr int64_t kMaxTotalCapacity = int64_t{1} << 62;
 
-// |cost|, with the most negative int64 (whose negation overflows) mapped to
-// the largest, so that magnitude checks reject it.
 // The checks every solver makes before it starts: kInvalidArgument when
 // max|cost| * (nodes + 1) reaches 2^60 or `total` (capacities plus
 // |supplies|) passes 2^62, kInfeasible when the supplies sum to non-zero.
@@ -49,6 +47,8 @@ Status CheckMagnitudes(int64_t max_abs_cost, uint32_t nodes, Wide total, Wide su
 inline int64_t NegCost(int64_t cost) {
   return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
 }
+// |cost|, with the most negative int64 (whose negation overflows) mapped to
+// the largest, so that magnitude checks reject it.
 inline int64_t AbsCost(int64_t cost) {
   if (cost >= 0) return cost;
   return cost == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -cost;
@@ -117,6 +117,15 @@ class ResidualNet {
  private:
   Status BuildImpl(const FlowGraph& graph, const std::vector<int64_t>* init_flow,
                    bool skip_new_arcs, bool saturate_negative);
+  // BuildImpl's steps, in order: size the node arrays; number the nodes
+  // densely and lay out their rows, adding to the sums of supplies and of
+  // |supplies| (returns the residual arc count); size the arc arrays; copy
+  // the arcs with their initial flow, returning `total` plus the capacities.
+  void SizeNodeArrays(const FlowGraph& g);
+  uint32_t LayOutRows(const FlowGraph& g, Wide& total, Wide& supply_sum);
+  void SizeArcArrays(const FlowGraph& g, uint32_t residual_arcs);
+  Wide CopyArcs(const FlowGraph& g, const std::vector<int64_t>* init_flow, bool skip_new_arcs,
+                bool saturate_negative, Wide total);
   // Persistent mode (SyncSaturatingNegative and what it calls).
   static uint32_t RowSlack(uint32_t degree) { return degree / 8 + 2; }
   void SyncChanges(const FlowGraph& g);
