@@ -19,6 +19,7 @@
 
 #include "client/cluster_view.h"
 #include "client/host_probe.h"
+#include "client/shipped_config.h"
 #include "client/ssh.h"
 #include "client/systemd_units.h"
 #include "client/terminal.h"
@@ -86,9 +87,16 @@ Result<std::string> ReadText(const std::filesystem::path& path) {
   return text.str();
 }
 
-// The config as the hosts read it: the same text at INSTALL_DIR/etc.
-Result<ClusterConfig> RemoteView(const ClusterConfig& config) {
+// The config text the hosts get: the operator's, with the addresses its
+// host names resolved to here (client/shipped_config.h).
+Result<std::string> ShippedText(const ClusterConfig& config) {
   COPSE_ASSIGN_OR_RETURN(std::string text, ReadText(config.source));
+  return ShippedConfigText(text, config);
+}
+
+// The config as the hosts read it: the shipped text at INSTALL_DIR/etc.
+Result<ClusterConfig> RemoteView(const ClusterConfig& config) {
+  COPSE_ASSIGN_OR_RETURN(std::string text, ShippedText(config));
   return ParseClusterConfig(text, RemoteConfigPath(config));
 }
 
@@ -552,7 +560,7 @@ struct Deployment {
     };
     const mode_t kPublic = 0644, kPrivate = 0600;
     std::vector<Status> staged = {
-        add(RemoteConfigPath(remote), ReadText(config.source), kPublic),
+        add(RemoteConfigPath(remote), ShippedText(config), kPublic),
         add(remote.deploy.install_dir / "share" / "copse" / "build-id", build + "\n", kPublic),
         add(remote.secret_file, ReadText(config.secret_file), kPrivate)};
     if (remote.http.enabled && !remote.http.token_file.empty())

@@ -190,6 +190,7 @@ class ConfigParser {
     const toml::table* apps = top.Table("apps");
     const toml::table* streaming = top.Table("streaming");
     const toml::table* deploy = top.Table("deploy");
+    const toml::table* hosts = top.Table("hosts");
     const toml::array* racks = top.Array("racks");
     top.Finish();
     COPSE_RETURN_IF_ERROR(top.error());
@@ -208,6 +209,7 @@ class ConfigParser {
     COPSE_RETURN_IF_ERROR(ParseHttp(http));
     if (deploy) COPSE_RETURN_IF_ERROR(ParseDeploy(*deploy));
     COPSE_RETURN_IF_ERROR(ParseRacks(*racks));
+    if (hosts) COPSE_RETURN_IF_ERROR(ParseHostAddresses(*hosts));
     COPSE_RETURN_IF_ERROR(ResolveHosts());
     COPSE_RETURN_IF_ERROR(CheckPorts());
     return std::move(cfg_);
@@ -550,9 +552,29 @@ class ConfigParser {
   // resolve.
   void NoteHost(const std::string& host, const std::string& key) { host_keys_.emplace(host, key); }
 
+  // [hosts]: NAME = "ADDRESS", the cluster's own /etc/hosts, looked up
+  // before the resolver (`cluster up` over ssh ships the config with one,
+  // so that every host sees the addresses the operator's machine resolved).
+  Status ParseHostAddresses(const toml::table& t) {
+    TableReader r(t, "hosts", file_);
+    for (const auto& [key, node] : t) {
+      const std::string name(key.str());
+      const std::string address = r.String(name, "");
+      if (!r.error().ok()) break;
+      in6_addr scratch;
+      if (::inet_pton(AF_INET, address.c_str(), &scratch) != 1 &&
+          ::inet_pton(AF_INET6, address.c_str(), &scratch) != 1) {
+        r.Fail(&node, name, "an IPv4 or IPv6 address, got \"" + address + "\"");
+        break;
+      }
+      host_addresses_[name] = address;
+    }
+    return r.error();
+  }
+
   // Every host name becomes an address; the name is kept for ssh.
   Status ResolveHosts() {
-    std::map<std::string, std::string> resolved;
+    std::map<std::string, std::string> resolved = host_addresses_;
     auto resolve = [&](std::string* host, std::string* name) -> Status {
       *name = *host;
       auto it = resolved.find(*host);
@@ -625,6 +647,7 @@ class ConfigParser {
   }
 
   const HostResolver& resolve_;
+  std::map<std::string, std::string> host_addresses_;  // [hosts]
   std::map<std::string, std::string> host_keys_;
   const toml::table& root_;
   std::filesystem::path origin_;

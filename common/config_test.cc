@@ -283,6 +283,36 @@ TEST(ConfigTest, HostNamesAreResolvedWhenLoadedAndKeptForSsh) {
       << clash.status().ToString();
 }
 
+TEST(ConfigTest, AHostsTableGivesAddressesBeforeTheResolver) {
+  int lookups = 0;
+  auto dns = FakeDns({{"node-a", "10.0.1.1"}}, &lookups);
+  std::string text = kGood;
+  text.replace(text.find("slots = 3"), 9, "slots = 3\nhost = \"node-a\"");
+  // The table wins over the resolver, and a name only it knows resolves.
+  auto r =
+      ParseClusterConfig(text + "\n[hosts]\n\"node-a\" = \"10.9.9.9\"\n", "/etc/copse/t.toml", dns);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->computers[1].host, "10.9.9.9");
+  EXPECT_EQ(r->computers[1].host_name, "node-a");
+  EXPECT_EQ(lookups, 0);
+  auto v6 = ParseClusterConfig(text + "\n[hosts]\nnode-a = \"fd00::7\"\n", "/etc/copse/t.toml",
+                               FakeDns({}));
+  ASSERT_TRUE(v6.ok()) << v6.status().ToString();
+  EXPECT_EQ(v6->computers[1].host, "fd00::7");
+  // Anything but an address is refused, naming the key.
+  for (const char* value : {"\"node-b\"", "\"10.0.0\"", "7", "\"10.0.0.1; rm -rf /\""}) {
+    auto bad =
+        ParseClusterConfig(text + "\n[hosts]\nnode-a = " + value + "\n", "/etc/copse/t.toml", dns);
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_NE(bad.status().message().find("key 'hosts.node-a'"), std::string::npos)
+        << bad.status().ToString();
+  }
+  auto not_table = ParseClusterConfig("hosts = 3\n" + text, "/etc/copse/t.toml", dns);
+  ASSERT_FALSE(not_table.ok());
+  EXPECT_NE(not_table.status().message().find("key 'hosts': expected a table"), std::string::npos)
+      << not_table.status().ToString();
+}
+
 TEST(ConfigTest, AConfigOnLoopbackIsOnThisMachineAndLocalhostResolves) {
   auto r = ParseClusterConfig(kGood, "/etc/copse/t.toml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
