@@ -28,6 +28,7 @@
 #include <asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -44,14 +45,15 @@
 #include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
+#include "master/job_scheduling.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduling_loop.h"
 
 namespace copse::master {
 
-// How the service reaches workers and roots (the scheduling protocol).
 class MasterMetrics;
 
+// How the service reaches workers and roots (the scheduling protocol).
 class TaskMessenger {
  public:
   virtual ~TaskMessenger() = default;
@@ -64,31 +66,6 @@ class TaskMessenger {
   virtual void JobEnded(uint64_t job) = 0;
   // False when the job's root is not connected.
   virtual bool ToRoot(uint64_t job, const TaskEvent& e) = 0;
-};
-
-// One run of a task, as the job service records it for status and logs.
-struct RunNews {
-  uint64_t job = 0;
-  uint64_t task = 0;
-  uint32_t attempt = 0;
-  bool root = false;
-  std::string label;
-  std::string computer;
-  enum class What { kLaunched, kStarted, kEnded } what = What::kLaunched;
-  std::optional<TaskExitReport> exit;  // kEnded, when the worker reported it
-  std::string ended_why;               // kEnded without a report (lost, withdrawn)
-};
-
-// What the job service hears. Calls happen while the scheduler handles an
-// event: they must not call back into the scheduling service.
-class JobEvents {
- public:
-  virtual ~JobEvents() = default;
-  virtual void OnAdmitted(uint64_t job) = 0;
-  virtual void OnRun(const RunNews& news) = 0;
-  // The job's root is gone (its computer died, or it died): the job restarts
-  // from the beginning. The job service gives it a new incarnation.
-  virtual void OnRootLost(uint64_t job, const std::string& why) = 0;
 };
 
 // The name service's part: files of a run that did not complete.
@@ -114,7 +91,8 @@ inline Duration RecoveryWindow(const ClusterConfig& config) {
   return config.worker_timeout + net::BackoffOptions{}.max;
 }
 
-class SchedulingService final : public scheduler::DecisionSink,
+class SchedulingService final : public JobScheduling,
+                                public scheduler::DecisionSink,
                                 public scheduler::ChangeObserver,
                                 public MembershipListener,
                                 public WorkerListener {
@@ -126,38 +104,35 @@ class SchedulingService final : public scheduler::DecisionSink,
     bool restarted = false;          // the job table held running jobs: recover first
   };
 
-  // REQUIRES: every argument outlives the service.
+  // Who the service talks to.
+  struct Peers {
+    TaskMessenger& messenger;  // workers and roots
+    JobEvents& jobs;           // the job service
+    TaskFiles& files;          // the name service
+    // Counts rounds and ends of vertex runs there (optional).
+    MasterMetrics* metrics = nullptr;
+    // Called when recovery ends (to answer waiting hellos); optional.
+    std::function<void()> on_recovered;
+  };
+
+  // REQUIRES: every argument (and each of `peers`) outlives the service.
   SchedulingService(asio::io_context& io, const ClusterConfig& config,
                     std::unique_ptr<scheduler::Scheduler> scheduler, dfs::MetaStore& store,
-                    const Clock& clock, Options options);
+                    const Clock& clock, Peers peers, Options options);
   ~SchedulingService() override;
 
-  void set_messenger(TaskMessenger* m) { messenger_ = m; }
-  void set_jobs(JobEvents* j) { jobs_ = j; }
-  void set_files(TaskFiles* f) { files_ = f; }
-  // Counts rounds and ends of vertex runs there (optional).
-  void set_metrics(MasterMetrics* m) { metrics_ = m; }
-
   // Loads the task id counter; every computer counts as down until its
-  // worker registers. REQUIRES: messenger, jobs and files are set.
+  // worker registers.
   Status Start();
   void Stop();
 
-  // ---- jobs (the job service)
-  // A job to admit, in submission order, whose root is `root_task` (0: a new
-  // id), with the programs of the program store it was pinned to (every
-  // launch of its vertices carries them). Returns the root's task id.
+  // ---- JobScheduling (the job service)
   Result<uint64_t> AddJob(uint64_t job, uint32_t incarnation, const scheduler::JobAttributes& a,
-                          uint64_t root_task, std::vector<ProgramRef> programs = {});
-  // The job is over: its tasks are killed, and its root — at once when the
-  // job was killed; after `root_grace` when the root said the job is over
-  // (it exits by itself as soon as the master answers).
-  Status EndJob(uint64_t job, bool root_said_so = false);
-  // Its next root runs as this incarnation.
-  void SetIncarnation(uint64_t job, uint32_t incarnation);
-  // A job with a live root, restarted by the job service (a recovered job
-  // whose root did not come back): nothing to kill, the root waits again.
-  bool RootAdopted(uint64_t job) const;
+                          uint64_t root_task, std::vector<ProgramRef> programs = {}) override;
+  // The root is killed after Options::root_grace when it said the job is over.
+  Status EndJob(uint64_t job, bool root_said_so = false) override;
+  void SetIncarnation(uint64_t job, uint32_t incarnation) override;
+  bool RootAdopted(uint64_t job) const override;
 
   // ---- roots
   // The states of the tasks a (re)connecting root lists. Only after recovery.
@@ -171,8 +146,6 @@ class SchedulingService final : public scheduler::DecisionSink,
   Result<std::vector<uint64_t>> Submit(uint64_t job, std::vector<VertexTaskRequest> tasks);
   Status Withdraw(uint64_t job, uint64_t task);
   bool recovering() const { return recovering_; }
-  // Called when recovery ends (to answer waiting hellos).
-  void set_on_recovered(std::function<void()> cb) { on_recovered_ = std::move(cb); }
 
   // ---- workers
   void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
@@ -284,10 +257,10 @@ class SchedulingService final : public scheduler::DecisionSink,
   dfs::MetaStore& store_;
   const Clock& clock_;
   Options options_;
-  TaskMessenger* messenger_ = nullptr;
-  JobEvents* jobs_ = nullptr;
-  TaskFiles* files_ = nullptr;
-  MasterMetrics* metrics_ = nullptr;
+  TaskMessenger& messenger_;
+  JobEvents& jobs_;
+  TaskFiles& files_;
+  MasterMetrics* const metrics_;
   uint64_t policy_solves_ = 0;  // the policy's count of solved rounds, as last seen
   std::map<std::string, int> computer_ids_;
   std::map<std::string, int> rack_ids_;
@@ -301,7 +274,7 @@ class SchedulingService final : public scheduler::DecisionSink,
   std::optional<Timestamp> first_event_;  // the oldest event not yet scheduled
   std::deque<int64_t> latencies_;
   std::deque<RoundRecord> rounds_;
-  std::function<void()> on_recovered_;
+  const std::function<void()> on_recovered_;
   asio::steady_timer wakeup_;
   asio::steady_timer recovery_timer_;
   asio::steady_timer root_watch_;

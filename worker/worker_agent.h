@@ -10,13 +10,18 @@
 // the task manager) are Parts, each for one protocol: they add what they
 // report to the registration, hear of every accepted registration, get the
 // master's frames of their protocol and Send their own.
+//
+// The connection (MasterLink) and the heartbeat timer (AgentTimer) are
+// interfaces: the daemon's agent makes its own over TCP and the io_context,
+// and a test drives the agent through fakes of both.
 // Thread-safety: everything runs on the io_context's thread.
 #pragma once
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,14 +31,43 @@
 
 namespace copse::worker {
 
-class WorkerAgent final : public net::ConnectionHandler {
+// The agent's connection to the master, kept open (reconnecting) between
+// Start and Stop. It tells the agent when a connection opens, each frame that
+// arrives and when the connection closes (WorkerAgent::OnLink*).
+class MasterLink {
+ public:
+  virtual ~MasterLink() = default;
+  virtual void Start() = 0;
+  virtual void Stop() = 0;
+  // Queues a frame on the open connection; false while there is none.
+  virtual bool Send(net::Protocol protocol, std::vector<uint8_t> payload) = 0;
+  // Closes the open connection (the link connects again).
+  virtual void Close(const Status& why) = 0;
+};
+
+// Calls a function once, after a delay; Arm replaces what is pending.
+class AgentTimer {
+ public:
+  virtual ~AgentTimer() = default;
+  virtual void Arm(std::chrono::milliseconds after, std::function<void()> fn) = 0;
+  virtual void Cancel() = 0;
+};
+
+class WorkerAgent final {
  public:
   using FatalCallback = std::function<void(const Status&)>;
 
+  // The daemon's agent: connects to the config's master over TCP.
   // REQUIRES: io, config and computer outlive the agent.
   WorkerAgent(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
               std::string secret, uint64_t incarnation, FatalCallback on_fatal);
-  ~WorkerAgent() override;
+  // An agent over `link` and `heartbeat_timer`, which report to it.
+  // REQUIRES: every argument outlives the agent.
+  WorkerAgent(const ClusterConfig& config, const ComputerConfig& computer, uint64_t incarnation,
+              MasterLink& link, AgentTimer& heartbeat_timer, FatalCallback on_fatal);
+  ~WorkerAgent();
+  WorkerAgent(const WorkerAgent&) = delete;
+  WorkerAgent& operator=(const WorkerAgent&) = delete;
 
   class Part {
    public:
@@ -56,23 +90,28 @@ class WorkerAgent final : public net::ConnectionHandler {
   // Sends a frame to the master; false when not registered right now.
   bool Send(net::Protocol protocol, std::vector<uint8_t> payload);
 
-  void OnOpen(net::Connection& conn) override;
-  void OnFrame(net::Connection& conn, net::Frame frame) override;
-  void OnClose(net::Connection& conn, const Status& why) override;
+  // ---- the link's events
+  // A connection to the master at `remote` opened (authenticated).
+  void OnLinkOpen(const std::string& remote);
+  // A frame arrived; one the agent cannot take closes the connection.
+  void OnLinkFrame(const net::Frame& frame);
+  void OnLinkClose(const Status& why);
 
  private:
-  void SendRegister(net::Connection& conn);
+  void SendRegister();
   void SendHeartbeat();
   void ArmHeartbeat();
-  Status Handle(net::Connection& conn, const net::Frame& frame);
+  Status Handle(const net::Frame& frame);
 
-  asio::io_context& io_;
   const ClusterConfig& config_;
   const ComputerConfig& computer_;
   uint64_t incarnation_;
   FatalCallback on_fatal_;
-  net::ReconnectingClient client_;
-  asio::steady_timer heartbeat_timer_;
+  // The daemon's own link and timer (null when given them).
+  std::unique_ptr<MasterLink> own_link_;
+  std::unique_ptr<AgentTimer> own_timer_;
+  MasterLink& link_;
+  AgentTimer& heartbeat_timer_;
   std::chrono::milliseconds heartbeat_interval_;
   bool registered_ = false;
   std::function<int()> busy_slots_;
