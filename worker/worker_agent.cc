@@ -4,66 +4,14 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <asio/steady_timer.hpp>
 #include <memory>
 #include <utility>
 
-#include "common/net/client.h"
 #include "common/net/message.h"
 #include "proto/cluster.capnp.h"
 #include "proto/scheduling.capnp.h"
 
 namespace copse::worker {
-namespace {
-
-// The daemon's link: a connection to the config's master, reconnecting with
-// capped exponential backoff, whose events go to the agent.
-class TcpMasterLink final : public MasterLink, public net::ConnectionHandler {
- public:
-  TcpMasterLink(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
-                std::string secret, uint64_t incarnation, WorkerAgent& agent)
-      : agent_(agent),
-        client_(io, config.master.host, config.master.port,
-                net::AuthParams{false, std::move(secret), "", "worker " + computer.name},
-                net::TransportOptions{}, net::BackoffOptions{}, incarnation, this) {}
-
-  void Start() override { client_.Start(); }
-  void Stop() override { client_.Stop(); }
-  bool Send(net::Protocol protocol, std::vector<uint8_t> payload) override {
-    net::Connection* conn = client_.connection();
-    if (!conn) return false;
-    conn->Send(protocol, net::PayloadKind::kMessage, std::move(payload));
-    return true;
-  }
-  void Close(const Status& why) override {
-    if (net::Connection* conn = client_.connection()) conn->Close(why);
-  }
-
-  void OnOpen(net::Connection& conn) override { agent_.OnLinkOpen(conn.remote()); }
-  void OnFrame(net::Connection&, net::Frame frame) override { agent_.OnLinkFrame(frame); }
-  void OnClose(net::Connection&, const Status& why) override { agent_.OnLinkClose(why); }
-
- private:
-  WorkerAgent& agent_;
-  net::ReconnectingClient client_;
-};
-
-class AsioAgentTimer final : public AgentTimer {
- public:
-  explicit AsioAgentTimer(asio::io_context& io) : timer_(io) {}
-  void Arm(std::chrono::milliseconds after, std::function<void()> fn) override {
-    timer_.expires_after(after);
-    timer_.async_wait([fn = std::move(fn)](const asio::error_code& ec) {
-      if (!ec) fn();
-    });
-  }
-  void Cancel() override { timer_.cancel(); }
-
- private:
-  asio::steady_timer timer_;
-};
-
-}  // namespace
 
 WorkerAgent::WorkerAgent(asio::io_context& io, const ClusterConfig& config,
                          const ComputerConfig& computer, std::string secret, uint64_t incarnation,
@@ -72,16 +20,18 @@ WorkerAgent::WorkerAgent(asio::io_context& io, const ClusterConfig& config,
       computer_(computer),
       incarnation_(incarnation),
       on_fatal_(std::move(on_fatal)),
-      own_link_(std::make_unique<TcpMasterLink>(io, config, computer, std::move(secret),
-                                                incarnation, *this)),
-      own_timer_(std::make_unique<AsioAgentTimer>(io)),
+      own_link_(std::make_unique<net::ReconnectingLink>(
+          io, config.master.host, config.master.port,
+          net::AuthParams{false, std::move(secret), "", "worker " + computer.name}, incarnation,
+          *this)),
+      own_timer_(std::make_unique<net::AsioTimer>(io)),
       link_(*own_link_),
       heartbeat_timer_(*own_timer_),
       heartbeat_interval_(
           std::chrono::duration_cast<std::chrono::milliseconds>(config.heartbeat_interval)) {}
 
 WorkerAgent::WorkerAgent(const ClusterConfig& config, const ComputerConfig& computer,
-                         uint64_t incarnation, MasterLink& link, AgentTimer& heartbeat_timer,
+                         uint64_t incarnation, net::Link& link, net::Timer& heartbeat_timer,
                          FatalCallback on_fatal)
     : config_(config),
       computer_(computer),

@@ -11,7 +11,7 @@
 // report to the registration, hear of every accepted registration, get the
 // master's frames of their protocol and Send their own.
 //
-// The connection (MasterLink) and the heartbeat timer (AgentTimer) are
+// The connection (net::Link) and the heartbeat timer (net::Timer) are
 // interfaces: the daemon's agent makes its own over TCP and the io_context,
 // and a test drives the agent through fakes of both.
 // Thread-safety: everything runs on the io_context's thread.
@@ -26,34 +26,12 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/net/client.h"
+#include "common/net/link.h"
 #include "proto/cluster.capnp.h"
 
 namespace copse::worker {
 
-// The agent's connection to the master, kept open (reconnecting) between
-// Start and Stop. It tells the agent when a connection opens, each frame that
-// arrives and when the connection closes (WorkerAgent::OnLink*).
-class MasterLink {
- public:
-  virtual ~MasterLink() = default;
-  virtual void Start() = 0;
-  virtual void Stop() = 0;
-  // Queues a frame on the open connection; false while there is none.
-  virtual bool Send(net::Protocol protocol, std::vector<uint8_t> payload) = 0;
-  // Closes the open connection (the link connects again).
-  virtual void Close(const Status& why) = 0;
-};
-
-// Calls a function once, after a delay; Arm replaces what is pending.
-class AgentTimer {
- public:
-  virtual ~AgentTimer() = default;
-  virtual void Arm(std::chrono::milliseconds after, std::function<void()> fn) = 0;
-  virtual void Cancel() = 0;
-};
-
-class WorkerAgent final {
+class WorkerAgent final : public net::LinkHandler {
  public:
   using FatalCallback = std::function<void(const Status&)>;
 
@@ -64,8 +42,8 @@ class WorkerAgent final {
   // An agent over `link` and `heartbeat_timer`, which report to it.
   // REQUIRES: every argument outlives the agent.
   WorkerAgent(const ClusterConfig& config, const ComputerConfig& computer, uint64_t incarnation,
-              MasterLink& link, AgentTimer& heartbeat_timer, FatalCallback on_fatal);
-  ~WorkerAgent();
+              net::Link& link, net::Timer& heartbeat_timer, FatalCallback on_fatal);
+  ~WorkerAgent() override;
   WorkerAgent(const WorkerAgent&) = delete;
   WorkerAgent& operator=(const WorkerAgent&) = delete;
 
@@ -90,12 +68,10 @@ class WorkerAgent final {
   // Sends a frame to the master; false when not registered right now.
   bool Send(net::Protocol protocol, std::vector<uint8_t> payload);
 
-  // ---- the link's events
-  // A connection to the master at `remote` opened (authenticated).
-  void OnLinkOpen(const std::string& remote);
-  // A frame arrived; one the agent cannot take closes the connection.
-  void OnLinkFrame(const net::Frame& frame);
-  void OnLinkClose(const Status& why);
+  // net::LinkHandler. A frame the agent cannot take closes the connection.
+  void OnLinkOpen(const std::string& remote) override;
+  void OnLinkFrame(const net::Frame& frame) override;
+  void OnLinkClose(const Status& why) override;
 
  private:
   void SendRegister();
@@ -108,10 +84,10 @@ class WorkerAgent final {
   uint64_t incarnation_;
   FatalCallback on_fatal_;
   // The daemon's own link and timer (null when given them).
-  std::unique_ptr<MasterLink> own_link_;
-  std::unique_ptr<AgentTimer> own_timer_;
-  MasterLink& link_;
-  AgentTimer& heartbeat_timer_;
+  std::unique_ptr<net::Link> own_link_;
+  std::unique_ptr<net::Timer> own_timer_;
+  net::Link& link_;
+  net::Timer& heartbeat_timer_;
   std::chrono::milliseconds heartbeat_interval_;
   bool registered_ = false;
   std::function<int()> busy_slots_;

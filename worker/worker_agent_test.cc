@@ -34,7 +34,7 @@ count = 2
 slots = 3
 )";
 
-class FakeLink final : public MasterLink {
+class FakeLink final : public net::Link {
  public:
   void Start() override { started = true; }
   void Stop() override { stopped = true; }
@@ -63,9 +63,9 @@ class FakeLink final : public MasterLink {
   std::vector<Status> closed;
 };
 
-class FakeTimer final : public AgentTimer {
+class FakeTimer final : public net::Timer {
  public:
-  void Arm(std::chrono::milliseconds after, std::function<void()> fn) override {
+  void Arm(Duration after, std::function<void()> fn) override {
     armed.push_back(after);
     pending = std::move(fn);
   }
@@ -77,7 +77,7 @@ class FakeTimer final : public AgentTimer {
     pending = nullptr;
     fn();
   }
-  std::vector<std::chrono::milliseconds> armed;
+  std::vector<Duration> armed;
   std::function<void()> pending;
 };
 
@@ -195,7 +195,7 @@ TEST_F(WorkerAgentTest, ARefusedRegistrationIsFatal) {
 
 TEST_F(WorkerAgentTest, HeartbeatsGoAtTheIntervalTheMasterGave) {
   Register(250);
-  ASSERT_EQ(timer_.armed, std::vector<std::chrono::milliseconds>{250ms});
+  ASSERT_EQ(timer_.armed, std::vector<Duration>{250ms});
   busy_ = 2;
   timer_.Fire();
   ASSERT_EQ(link_.sent.size(), 1u);
@@ -203,7 +203,7 @@ TEST_F(WorkerAgentTest, HeartbeatsGoAtTheIntervalTheMasterGave) {
   ASSERT_EQ(hb.which(), proto::ClusterMessage::HEARTBEAT);
   EXPECT_EQ(hb.getHeartbeat().getIncarnation(), 77u);
   EXPECT_EQ(hb.getHeartbeat().getBusySlots(), 2u);
-  EXPECT_EQ(timer_.armed, (std::vector<std::chrono::milliseconds>{250ms, 250ms}));
+  EXPECT_EQ(timer_.armed, (std::vector<Duration>{250ms, 250ms}));
   timer_.Fire();
   EXPECT_EQ(link_.Kinds(),
             (std::vector<proto::ClusterMessage::Which>{proto::ClusterMessage::HEARTBEAT,
@@ -212,7 +212,7 @@ TEST_F(WorkerAgentTest, HeartbeatsGoAtTheIntervalTheMasterGave) {
 
 TEST_F(WorkerAgentTest, AMasterThatGivesNoIntervalLeavesTheConfigs) {
   Register(0);
-  EXPECT_EQ(timer_.armed, std::vector<std::chrono::milliseconds>{400ms});
+  EXPECT_EQ(timer_.armed, std::vector<Duration>{400ms});
 }
 
 TEST_F(WorkerAgentTest, AHeartbeatReplyAskingToRegisterRegistersAgain) {
