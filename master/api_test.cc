@@ -1,7 +1,7 @@
 // The HTTP API's snapshot, built from the master's own components in process:
 // the membership table, the name service over an in-memory store, the job
 // and scheduling services (the scheduler of the config) on an io_context the
-// test polls, with manual clocks. No server is started: the test refreshes
+// test polls, the scheduling record, with manual clocks. No server is started: the test refreshes
 // the snapshot itself and reads what requests would be answered from.
 #include "master/api.h"
 
@@ -18,6 +18,7 @@
 #include "master/dfs_service.h"
 #include "master/job_files.h"
 #include "master/job_service.h"
+#include "master/scheduling_record.h"
 #include "master/scheduling_service.h"
 #include "proto/scheduling.capnp.h"
 #include "scheduler/scheduler.h"
@@ -69,12 +70,13 @@ class ApiSnapshotTest : public ::testing::Test {
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
     scheduling_ = std::make_unique<SchedulingService>(
         io_, config_, std::move(*sched), store_, clock_,
-        SchedulingService::Peers{messenger_, *jobs_, files_}, SchedulingService::Options{});
+        SchedulingService::Peers{messenger_, *jobs_, files_, &record_},
+        SchedulingService::Options{});
     EXPECT_TRUE(scheduling_->Start().ok());
     EXPECT_TRUE(jobs_->Resume(*scheduling_).ok());
     for (const ComputerConfig& c : config_.computers) scheduling_->OnComputerUp(c.name);
     api_ = std::make_unique<Api>(io_, config_, clock_, wall_, cluster_, dfs_, *jobs_, *scheduling_,
-                                 Api::Options{});
+                                 record_, Api::Options{});
   }
 
   uint64_t Submit(const std::string& name) {
@@ -105,6 +107,7 @@ class ApiSnapshotTest : public ::testing::Test {
   DfsService dfs_;
   NameServiceJobFiles files_;
   NoMessenger messenger_;
+  SchedulingRecord record_;
   std::deque<std::function<void()>> deferred_;
   std::unique_ptr<JobService> jobs_;
   std::unique_ptr<SchedulingService> scheduling_;
@@ -140,7 +143,7 @@ TEST_F(ApiSnapshotTest, TheSnapshotListsTheJobsTheClusterAndTheRounds) {
   // clock has not moved since, so they happened as the snapshot was taken.
   const Json& rounds = snap->scheduler["rounds"];
   ASSERT_FALSE(rounds.empty());
-  EXPECT_EQ(rounds.size(), scheduling_->rounds().size());
+  EXPECT_EQ(rounds.size(), record_.rounds().size());
   EXPECT_EQ(rounds.back()["at_ms"], snap->taken_ms);
   size_t decisions = 0;
   for (const Json& r : rounds) decisions += r["decisions"].get<size_t>();

@@ -88,7 +88,7 @@ Status Master::OpenScheduling(bool restarted) {
   SchedulingService::Options so;
   so.recovery = RecoveryWindow(config_);
   so.restarted = restarted;
-  SchedulingService::Peers peers{connections_, *jobs_, *files_, &metrics_, [this] {
+  SchedulingService::Peers peers{connections_, *jobs_, *files_, &record_, [this] {
                                    jobs_->AfterRecovery();
                                    scheduling_protocol_->Recovered();
                                  }};
@@ -96,7 +96,7 @@ Status Master::OpenScheduling(bool restarted) {
                                                     clock_, std::move(peers), so);
   scheduling_protocol_ =
       std::make_unique<SchedulingProtocol>(*cluster_, *scheduling_, *jobs_, connections_);
-  job_protocol_ = std::make_unique<JobProtocol>(*jobs_, *apps_, *scheduling_);
+  job_protocol_ = std::make_unique<JobProtocol>(*jobs_, *apps_, record_);
   cluster_->AddListener(scheduling_.get());
   // The connection first: what the scheduling service does when a worker
   // registers (adopting, killing, acknowledging) is sent on it.
@@ -145,7 +145,7 @@ Status Master::StartApi() {
     ao.token = *token;
   }
   api_ = std::make_unique<Api>(io_, config_, clock_, wall_, *cluster_, *dfs_, *jobs_, *scheduling_,
-                               ao);
+                               record_, ao);
   COPSE_RETURN_IF_ERROR(api_->Start());
   spdlog::info("dashboard and API on http://{}:{}/", config_.http.host, api_->port());
   return Status::Ok();

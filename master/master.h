@@ -6,7 +6,7 @@
 //   jobs (JobService, its table in the same RocksDB; JobProtocol for clients)
 //   scheduling (SchedulingService: the Scheduler of the config through the
 //     one SchedulingLoop; SchedulingProtocol for workers and roots, over
-//     SchedulingConnections)
+//     SchedulingConnections; SchedulingRecord, what readers see of it)
 //   server (MasterService) routing each protocol to its service
 //   the read-only HTTP API and dashboard (Api), when [http] enables it
 // Components are built in the order they depend on each other and destroyed
@@ -28,6 +28,7 @@
 #include "dfs/meta_store.h"
 #include "master/metrics.h"
 #include "master/scheduling_protocol.h"
+#include "master/scheduling_record.h"
 
 namespace copse::master {
 
@@ -90,7 +91,8 @@ class Master {
   std::unique_ptr<AppService> apps_;
   std::unique_ptr<NameServiceJobFiles> files_;
   std::unique_ptr<JobService> jobs_;
-  MasterMetrics metrics_;  // Prometheus metrics, served with the HTTP API at /metrics
+  MasterMetrics metrics_;               // Prometheus metrics, served with the HTTP API at /metrics
+  SchedulingRecord record_{&metrics_};  // what readers see of scheduling
   SchedulingConnections connections_;
   std::unique_ptr<SchedulingService> scheduling_;
   std::unique_ptr<SchedulingProtocol> scheduling_protocol_;

@@ -23,7 +23,6 @@
 
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
-#include "master/job_scheduling.h"
 #include "master/job_service.h"
 #include "master/protocol_service.h"
 #include "master/scheduling_service.h"

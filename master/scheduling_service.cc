@@ -7,7 +7,6 @@
 #include <chrono>
 
 #include "common/net/guard.h"
-#include "master/metrics.h"
 
 namespace copse::master {
 namespace {
@@ -18,7 +17,6 @@ using scheduler::TaskState;
 
 constexpr uint64_t kTaskIdBlock = 4096;  // ids reserved per write to the store
 constexpr const char* kTaskIdKey = "sched/next_task";
-constexpr size_t kMaxLatencies = 100'000;
 constexpr size_t kMaxPendingEvents = 1'000'000;
 
 }  // namespace
@@ -36,7 +34,7 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
       messenger_(peers.messenger),
       jobs_(peers.jobs),
       files_(peers.files),
-      metrics_(peers.metrics),
+      observer_(peers.observer),
       on_recovered_(std::move(peers.on_recovered)),
       wakeup_(io),
       recovery_timer_(io),
@@ -45,28 +43,11 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
   lo.wall = &clock_;
   scheduler::SchedulingLoop::Hooks hooks;
   hooks.after_round = [this](const scheduler::RoundInfo& info) -> Result<Timestamp> {
-    RoundRecord r;
-    r.at = info.at;
-    r.wall = info.wall;
-    r.decisions = info.decisions;
-    sched_->policy().LastRound(&r.policy);
-    if (metrics_) {
-      // A Quincy policy counts the rounds it solved; a round that solved
-      // none leaves its last solve's time in place.
-      std::optional<Duration> solve;
-      const nlohmann::json& p = r.policy;
-      if (p.is_object() && p.contains("rounds") && p["rounds"].is_number_unsigned() &&
-          p.contains("solve_ms") && p["solve_ms"].is_number()) {
-        uint64_t solves = p["rounds"].get<uint64_t>();
-        if (solves != policy_solves_) {
-          policy_solves_ = solves;
-          solve = Duration(static_cast<int64_t>(p["solve_ms"].get<double>() * 1000.0));
-        }
-      }
-      metrics_->SchedulerRound(info.wall, info.decisions, solve);
+    if (observer_) {
+      nlohmann::json policy;
+      sched_->policy().LastRound(&policy);
+      observer_->OnRound(info, std::move(policy));
     }
-    if (rounds_.size() == kRoundsKept) rounds_.pop_front();
-    rounds_.push_back(std::move(r));
     return info.at;
   };
   loop_ = std::make_unique<scheduler::SchedulingLoop>(*sched_, *this, lo, std::move(hooks));
@@ -506,10 +487,7 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
         // Its worker is not connected: the task waits again.
         return loop_->Handle(scheduler::TaskStartFailed{d.task}, at);
       }
-      if (first_event_) {
-        latencies_.push_back((clock_.Now() - *first_event_).count());
-        if (latencies_.size() > kMaxLatencies) latencies_.pop_front();
-      }
+      if (first_event_ && observer_) observer_->OnLaunchLatency(clock_.Now() - *first_event_);
       jobs_.OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kLaunched,
                    std::nullopt, ""});
       return Status::Ok();
@@ -589,7 +567,7 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
       }
       jobs_.OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kEnded,
                    t.exit, "preempted"});
-      if (metrics_) metrics_->VertexRunEnded("preempted");
+      if (observer_) observer_->OnVertexRunEnded("preempted");
       e.kind = TaskEventKind::kPreempted;
       e.reason = "preempted";
       Tell(t.job, std::move(e));
@@ -631,7 +609,7 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
   if (t.placed || t.exit) {
     jobs_.OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kEnded, t.exit,
                  e.reason.empty() ? TaskEventKindName(e.kind) : e.reason});
-    if (metrics_ && !t.root) metrics_->VertexRunEnded(TaskEventKindName(e.kind));
+    if (observer_ && !t.root) observer_->OnVertexRunEnded(TaskEventKindName(e.kind));
   }
   uint64_t job = t.job;
   bool root = t.root;

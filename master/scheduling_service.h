@@ -16,6 +16,10 @@
 // A run that ends without completing has its files abandoned at the name
 // service (TaskFiles) before its end is passed on.
 //
+// What only readers want (the rounds, the launch latencies, the ends of
+// vertex runs for the metrics) is reported to a SchedulingObserver
+// (master/scheduling_record.h), which keeps it; the service keeps none of it.
+//
 // Master restart: the service starts recovering. Workers re-register listing
 // their running tasks, which are adopted, and their unacknowledged exits,
 // which are delivered; decisions wait until every configured computer has
@@ -46,12 +50,11 @@
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
 #include "master/job_scheduling.h"
+#include "master/scheduling_record.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduling_loop.h"
 
 namespace copse::master {
-
-class MasterMetrics;
 
 // How the service reaches workers and roots (the scheduling protocol).
 class TaskMessenger {
@@ -109,8 +112,9 @@ class SchedulingService final : public JobScheduling,
     TaskMessenger& messenger;  // workers and roots
     JobEvents& jobs;           // the job service
     TaskFiles& files;          // the name service
-    // Counts rounds and ends of vertex runs there (optional).
-    MasterMetrics* metrics = nullptr;
+    // Hears of each round, launch latency and end of a vertex run (the
+    // record the API, `copse bench engine` and the metrics read); optional.
+    SchedulingObserver* observer = nullptr;
     // Called when recovery ends (to answer waiting hellos); optional.
     std::function<void()> on_recovered;
   };
@@ -159,10 +163,6 @@ class SchedulingService final : public JobScheduling,
   // Ends recovery now (also on a timer).
   void EndRecovery();
 
-  // Scheduling decision latencies (event -> launch sent), in µs, since the
-  // last Reset; at most the latest 100,000.
-  const std::deque<int64_t>& decision_latencies() const { return latencies_; }
-  void ResetStats() { latencies_.clear(); }
   const scheduler::Scheduler& scheduler() const { return *sched_; }
 
   // ---- the HTTP API (master/api.h; on the loop's thread like the rest)
@@ -180,16 +180,6 @@ class SchedulingService final : public JobScheduling,
   // Grows whenever a task of `job` is submitted or changes state (0 for a
   // job it does not hold): a reader tells tasks it has seen from new ones.
   uint64_t TasksVersion(uint64_t job) const;
-  // One scheduling round (a Schedule() call) as the API lists it.
-  struct RoundRecord {
-    Timestamp at{0};   // this service's clock
-    Duration wall{0};  // how long the round took
-    size_t decisions = 0;
-    nlohmann::json policy;  // the policy's statistics (Policy::LastRound)
-  };
-  // The latest rounds, oldest first (at most kRoundsKept).
-  static constexpr size_t kRoundsKept = 200;
-  const std::deque<RoundRecord>& rounds() const { return rounds_; }
   // The scheduler's description (Scheduler::Describe) with computer and
   // rack names beside their ids.
   nlohmann::json Describe() const;
@@ -260,8 +250,7 @@ class SchedulingService final : public JobScheduling,
   TaskMessenger& messenger_;
   JobEvents& jobs_;
   TaskFiles& files_;
-  MasterMetrics* const metrics_;
-  uint64_t policy_solves_ = 0;  // the policy's count of solved rounds, as last seen
+  SchedulingObserver* const observer_;
   std::map<std::string, int> computer_ids_;
   std::map<std::string, int> rack_ids_;
   std::map<uint64_t, Task> tasks_;
@@ -272,8 +261,6 @@ class SchedulingService final : public JobScheduling,
   bool recovering_ = false;
   bool run_posted_ = false;
   std::optional<Timestamp> first_event_;  // the oldest event not yet scheduled
-  std::deque<int64_t> latencies_;
-  std::deque<RoundRecord> rounds_;
   const std::function<void()> on_recovered_;
   asio::steady_timer wakeup_;
   asio::steady_timer recovery_timer_;
