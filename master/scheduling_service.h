@@ -56,7 +56,8 @@
 
 namespace copse::master {
 
-// How the service reaches workers and roots (the scheduling protocol).
+// How the service reaches workers and roots (in the master the connections
+// the scheduling protocol keeps: master/scheduling_protocol.h).
 class TaskMessenger {
  public:
   virtual ~TaskMessenger() = default;
