@@ -17,6 +17,7 @@
 #include "master/dfs_service.h"
 #include "master/job_service.h"
 #include "master/metrics.h"
+#include "master/scheduling_record.h"
 #include "master/scheduling_service.h"
 #include "rootjob/job_dag.h"
 
@@ -290,7 +291,7 @@ const LibraryFile kLibraries[] = {
 
 Api::Api(asio::io_context& io, const ClusterConfig& config, const Clock& clock, const Clock& wall,
          ClusterManager& cluster, DfsService& dfs, JobService& jobs, SchedulingService& scheduling,
-         Options options)
+         const SchedulingRecord& record, Options options)
     : io_(io),
       config_(config),
       clock_(clock),
@@ -299,6 +300,7 @@ Api::Api(asio::io_context& io, const ClusterConfig& config, const Clock& clock, 
       dfs_(dfs),
       jobs_(jobs),
       scheduling_(scheduling),
+      record_(record),
       options_(std::move(options)),
       timer_(io) {}
 
@@ -461,7 +463,7 @@ void Api::Refresh() {
   // Rounds: their times on the wall clock.
   int64_t offset_ms = snap->taken_ms - clock_.Now().count() / 1000;
   Json rounds = Json::array();
-  for (const SchedulingService::RoundRecord& r : scheduling_.rounds()) {
+  for (const SchedulingRecord::Round& r : record_.rounds()) {
     Json x = r.policy.is_object() ? r.policy : Json::object();
     x["at_ms"] = r.at.count() / 1000 + offset_ms;
     x["round_ms"] = static_cast<double>(r.wall.count()) / 1000.0;

@@ -64,6 +64,7 @@ class ClusterManager;
 class MasterMetrics;
 class DfsService;
 class JobService;
+class SchedulingRecord;
 class SchedulingService;
 
 // One vertex as the API's vertex table shows it: its latest run, or where
@@ -125,7 +126,7 @@ class Api {
   // REQUIRES: every argument outlives the Api.
   Api(asio::io_context& io, const ClusterConfig& config, const Clock& clock, const Clock& wall,
       ClusterManager& cluster, DfsService& dfs, JobService& jobs, SchedulingService& scheduling,
-      Options options);
+      const SchedulingRecord& record, Options options);
   ~Api();
 
   // Takes the first snapshot and starts serving on [http] host and port.
@@ -172,6 +173,7 @@ class Api {
   DfsService& dfs_;
   JobService& jobs_;
   SchedulingService& scheduling_;
+  const SchedulingRecord& record_;  // the rounds
   Options options_;
   std::unique_ptr<HttpServer> server_;
   asio::steady_timer timer_;

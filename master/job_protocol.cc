@@ -93,19 +93,19 @@ Status JobProtocol::OnLogIndex(proto::LogIndexRequest::Reader r, Builder out) {
 }
 
 Status JobProtocol::OnEngineStats(proto::EngineStatsRequest::Reader r, Builder out) {
-  const std::deque<int64_t>& lat = scheduling_.decision_latencies();
+  const std::deque<int64_t>& lat = record_.decision_latencies();
   nlohmann::json doc = {{"decision_latency_us", std::vector<int64_t>(lat.begin(), lat.end())}};
   out.initDocument().setJson(DumpJson(doc));
-  if (r.getReset()) scheduling_.ResetStats();
+  if (r.getReset()) record_.ResetStats();
   return Status::Ok();
 }
 
 namespace {
 
 nlohmann::json AppJson(const AppRecord& r) {
-  return {{"name", r.name},         {"version", r.version}, {"sha256", r.sha256},
-          {"size", r.size},         {"entry", r.entry},     {"executable", r.executable},
-          {"shadow", r.shadow},     {"path", r.path()},     {"put_ms", r.put_ms},
+  return {{"name", r.name},          {"version", r.version}, {"sha256", r.sha256},
+          {"size", r.size},          {"entry", r.entry},     {"executable", r.executable},
+          {"shadow", r.shadow},      {"path", r.path()},     {"put_ms", r.put_ms},
           {"put", IsoTime(r.put_ms)}};
 }
 
@@ -133,12 +133,11 @@ Status JobProtocol::OnAppList(proto::AppListRequest::Reader r, Builder out) {
 }
 
 Status JobProtocol::OnAppRemove(proto::AppRemoveRequest::Reader r, Builder out) {
-  COPSE_ASSIGN_OR_RETURN(
-      std::vector<AppRecord> gone,
-      apps_.Remove(r.getName(), r.getVersion(),
-                   [this](const std::string& name, const std::string& version) {
-                     return jobs_.PinnedBy(name, version);
-                   }));
+  COPSE_ASSIGN_OR_RETURN(std::vector<AppRecord> gone,
+                         apps_.Remove(r.getName(), r.getVersion(),
+                                      [this](const std::string& name, const std::string& version) {
+                                        return jobs_.PinnedBy(name, version);
+                                      }));
   nlohmann::json list = nlohmann::json::array();
   for (const AppRecord& rec : gone) list.push_back(AppJson(rec));
   out.initDocument().setJson(DumpJson(nlohmann::json{{"removed", list}}));

@@ -1,6 +1,6 @@
 // JobProtocol: the job protocol (proto/job.capnp) on the master, adapted
 // onto the JobService, the AppService (the program store) and, for engine
-// statistics, the SchedulingService: `copse job submit|status|list|kill|logs`,
+// statistics, the SchedulingRecord: `copse job submit|status|list|kill|logs`,
 // `copse app put|ls|show|rm` and `copse bench engine`. One handler per
 // request; a failed request gets a JobError with the status.
 // Thread-safety: everything runs on the master's io_context thread.
@@ -9,7 +9,7 @@
 #include "master/app_service.h"
 #include "master/job_service.h"
 #include "master/protocol_service.h"
-#include "master/scheduling_service.h"
+#include "master/scheduling_record.h"
 #include "proto/job.capnp.h"
 
 namespace copse::master {
@@ -17,8 +17,8 @@ namespace copse::master {
 class JobProtocol final : public ProtocolService {
  public:
   // REQUIRES: every argument outlives this.
-  JobProtocol(JobService& jobs, AppService& apps, SchedulingService& scheduling)
-      : jobs_(jobs), apps_(apps), scheduling_(scheduling) {}
+  JobProtocol(JobService& jobs, AppService& apps, SchedulingRecord& record)
+      : jobs_(jobs), apps_(apps), record_(record) {}
 
   Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
 
@@ -36,7 +36,7 @@ class JobProtocol final : public ProtocolService {
 
   JobService& jobs_;
   AppService& apps_;
-  SchedulingService& scheduling_;
+  SchedulingRecord& record_;
 };
 
 }  // namespace copse::master

@@ -114,8 +114,8 @@ void AddCounters(Json& into, int64_t* read_local, int64_t* read_rack, int64_t* r
     for (const auto& [name, v] : c->items()) {
       if (!(v.is_number_integer() || v.is_number_unsigned()) || name.empty() || name.size() > 64 ||
           !std::all_of(name.begin(), name.end(), [](char ch) {
-            return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
-                   ch == '.' || ch == '-';
+            return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
+                   ch == '-';
           })) {
         continue;
       }
@@ -290,14 +290,14 @@ Result<bool> JobService::Load() {
   return running;
 }
 
-Status JobService::Resume(SchedulingService& scheduling) {
+Status JobService::Resume(JobScheduling& scheduling) {
   scheduling_ = &scheduling;
   std::set<uint64_t> live;
   for (auto& [id, j] : jobs_) {
     if (over(j)) continue;
     live.insert(id);
-    COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling.AddJob(id, j.incarnation, j.attributes,
-                                                          j.root_task, j.programs));
+    COPSE_ASSIGN_OR_RETURN(
+        j.root_task, scheduling.AddJob(id, j.incarnation, j.attributes, j.root_task, j.programs));
   }
   for (uint64_t id : files_.JobsWithFiles()) {
     if (live.count(id) != 0) continue;
@@ -416,11 +416,10 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
   for (const rootjob::Stage& st : dag.stages) j.stage_vertices.push_back(st.vertices);
   j.stages = spec.stages;
   j.attributes = Attributes(spec, j.id, j.vertices);
-  COPSE_ASSIGN_OR_RETURN(j.root_task,
-                         scheduling_->AddJob(j.id, 0, j.attributes, 0, j.programs));
+  COPSE_ASSIGN_OR_RETURN(j.root_task, scheduling_->AddJob(j.id, 0, j.attributes, 0, j.programs));
   Status s = Save(j);
   if (!s.ok()) {
-    (void)scheduling_->EndJob(j.id);
+    (void)scheduling_->EndJob(j.id, false);
     return s.WithContext("job table");
   }
   spdlog::info("job {} ({}) submitted: {} vertices", j.id, j.name, j.vertices);
@@ -431,13 +430,12 @@ Result<uint64_t> JobService::Submit(std::string_view text, std::string_view requ
 
 Result<std::vector<ProgramRef>> JobService::PinPrograms(rootjob::JobSpec& spec) const {
   std::vector<ProgramRef> pins;
-  auto pin = [&](std::string* program, const std::string& stage,
-                 const char* what) -> Status {
+  auto pin = [&](std::string* program, const std::string& stage, const char* what) -> Status {
     Result<std::optional<AppRecord>> stored =
         options_.apps ? options_.apps->Resolve(*program) : std::optional<AppRecord>();
     if (!stored.ok()) {
-      return Status(stored.status().code(), fmt::format("job spec: stage '{}': {}: {}", stage,
-                                                        what, stored.status().message()));
+      return Status(stored.status().code(), fmt::format("job spec: stage '{}': {}: {}", stage, what,
+                                                        stored.status().message()));
     }
     if (*stored) {
       ProgramRef ref = (*stored)->Ref();
@@ -451,8 +449,8 @@ Result<std::vector<ProgramRef>> JobService::PinPrograms(rootjob::JobSpec& spec) 
     std::filesystem::path p = options_.apps_dir / *program;
     if (!ValidProgramName(*program) || ::access(p.c_str(), X_OK) != 0) {
       return InvalidArgument(fmt::format(
-          "job spec: stage '{}': no {} '{}' in the program store or the apps directory {}",
-          stage, what, *program, options_.apps_dir.string()));
+          "job spec: stage '{}': no {} '{}' in the program store or the apps directory {}", stage,
+          what, *program, options_.apps_dir.string()));
     }
     return Status::Ok();
   };
@@ -498,7 +496,8 @@ Json ProgramsDocument(const std::vector<rootjob::StageSpec>& stages,
   };
   for (const rootjob::StageSpec& s : stages) {
     one(s.name, s.program, "program");
-    if (s.streaming && !s.streaming->combiner.empty()) one(s.name, s.streaming->combiner, "combiner");
+    if (s.streaming && !s.streaming->combiner.empty())
+      one(s.name, s.streaming->combiner, "combiner");
   }
   return out;
 }

@@ -40,7 +40,7 @@
 #include "copse/status.h"
 #include "dfs/meta_store.h"
 #include "master/app_service.h"
-#include "master/scheduling_service.h"
+#include "master/job_scheduling.h"
 #include "rootjob/job_spec.h"
 
 namespace copse::master {
@@ -97,9 +97,11 @@ class JobService final : public JobEvents {
   // Reads the job table. Returns whether it holds running jobs (the master
   // restarted with work in flight).
   Result<bool> Load();
-  // Hands queued and running jobs back to the scheduler, in submission order,
-  // and collects files of jobs that are gone.
-  Status Resume(SchedulingService& scheduling);
+  // Hands queued and running jobs to `scheduling`, in submission order, and
+  // collects files of jobs that are gone. From here on jobs are scheduled
+  // there. REQUIRES: `scheduling` outlives the service; called once, before
+  // anything else but Load.
+  Status Resume(JobScheduling& scheduling);
   // After a restarted master's recovery: running jobs whose root did not
   // come back restart.
   void AfterRecovery();
@@ -215,7 +217,7 @@ class JobService final : public JobEvents {
   JobFiles& files_;
   const Clock& wall_;
   Options options_;
-  SchedulingService* scheduling_ = nullptr;
+  JobScheduling* scheduling_ = nullptr;  // set by Resume
   std::map<uint64_t, Job> jobs_;
   std::set<uint64_t> unsaved_;
   uint64_t next_id_ = 1;

@@ -30,16 +30,23 @@ proto::TaskStateOnMaster ToWire(TaskStateReport::State s) {
 
 }  // namespace
 
-SchedulingProtocol::SchedulingProtocol(const ClusterManager& cluster, SchedulingService& scheduling,
-                                       JobService& jobs)
-    : cluster_(cluster), scheduling_(scheduling), jobs_(jobs) {}
-
-void SchedulingProtocol::OnWorkerRegistered(const std::string& computer, net::Connection& conn,
-                                            const WorkerTasks&) {
+void SchedulingConnections::OnWorkerRegistered(const std::string& computer, net::Connection& conn,
+                                               const WorkerTasks&) {
   workers_[computer] = &conn;
 }
 
-void SchedulingProtocol::OnClose(net::Connection& conn) {
+void SchedulingConnections::AddRoot(uint64_t job, net::Connection& conn) {
+  roots_[job] = &conn;
+  root_of_conn_[conn.id()] = job;
+}
+
+std::optional<uint64_t> SchedulingConnections::RootJob(uint64_t conn) const {
+  auto it = root_of_conn_.find(conn);
+  if (it == root_of_conn_.end()) return std::nullopt;
+  return it->second;
+}
+
+void SchedulingConnections::Closed(net::Connection& conn) {
   for (auto it = workers_.begin(); it != workers_.end();) {
     it = it->second->id() == conn.id() ? workers_.erase(it) : std::next(it);
   }
@@ -48,12 +55,20 @@ void SchedulingProtocol::OnClose(net::Connection& conn) {
     if (r != roots_.end() && r->second->id() == conn.id()) roots_.erase(r);
     root_of_conn_.erase(it);
   }
-  waiting_conns_.erase(conn.id());
 }
 
-net::Connection* SchedulingProtocol::Worker(const std::string& computer) const {
+net::Connection* SchedulingConnections::Worker(const std::string& computer) const {
   auto it = workers_.find(computer);
   return it != workers_.end() && it->second->open() ? it->second : nullptr;
+}
+
+SchedulingProtocol::SchedulingProtocol(const ClusterManager& cluster, SchedulingService& scheduling,
+                                       JobService& jobs, SchedulingConnections& connections)
+    : cluster_(cluster), scheduling_(scheduling), jobs_(jobs), connections_(connections) {}
+
+void SchedulingProtocol::OnClose(net::Connection& conn) {
+  connections_.Closed(conn);
+  waiting_conns_.erase(conn.id());
 }
 
 Status SchedulingProtocol::OnFrame(net::Connection& conn, const net::Frame& frame) {
@@ -64,8 +79,7 @@ Status SchedulingProtocol::OnFrame(net::Connection& conn, const net::Frame& fram
     COPSE_ASSIGN_OR_RETURN(auto reader, net::DecodeMessage(frame));
     auto root = reader->getRoot<SchedulingMessage>();
     const std::string computer = cluster_.ComputerOfSession(conn.id());
-    auto job_it = root_of_conn_.find(conn.id());
-    const bool is_root = job_it != root_of_conn_.end();
+    const std::optional<uint64_t> root_job = connections_.RootJob(conn.id());
     switch (root.which()) {
       case SchedulingMessage::TASK_STARTED:
       case SchedulingMessage::TASK_EXIT:
@@ -85,8 +99,8 @@ Status SchedulingProtocol::OnFrame(net::Connection& conn, const net::Frame& fram
       default:
         return InvalidArgument("unexpected scheduling message for the master");
     }
-    if (!is_root) return InvalidArgument("a root's message before its hello was accepted");
-    const uint64_t job = job_it->second;
+    if (!root_job) return InvalidArgument("a root's message before its hello was accepted");
+    const uint64_t job = *root_job;
     scheduling_.RootHeard(job);
     switch (root.which()) {
       case SchedulingMessage::SUBMIT_TASKS:
@@ -151,8 +165,7 @@ void SchedulingProtocol::Welcome(net::Connection& conn, const Hello& h) {
     list[i].setComputer(states[i].computer);
   }
   Send(conn, msg);
-  roots_[h.job] = &conn;
-  root_of_conn_[conn.id()] = h.job;
+  connections_.AddRoot(h.job, conn);
   spdlog::info("root of job {} (incarnation {}) connected from {}", h.job, h.incarnation,
                conn.remote());
   scheduling_.RootConnected(h.job);
@@ -216,7 +229,7 @@ Status SchedulingProtocol::OnJobOver(net::Connection& conn, uint64_t job,
 
 // ---- TaskMessenger ------------------------------------------------------------
 
-bool SchedulingProtocol::Launch(const std::string& computer, const LaunchRequest& r) {
+bool SchedulingConnections::Launch(const std::string& computer, const LaunchRequest& r) {
   net::Connection* conn = Worker(computer);
   if (conn == nullptr) return false;
   capnp::MallocMessageBuilder msg;
@@ -225,8 +238,8 @@ bool SchedulingProtocol::Launch(const std::string& computer, const LaunchRequest
   return true;
 }
 
-bool SchedulingProtocol::Kill(const std::string& computer, uint64_t task, uint32_t attempt,
-                              const std::string& reason) {
+bool SchedulingConnections::Kill(const std::string& computer, uint64_t task, uint32_t attempt,
+                                 const std::string& reason) {
   net::Connection* conn = Worker(computer);
   if (conn == nullptr) return false;
   capnp::MallocMessageBuilder msg;
@@ -238,7 +251,7 @@ bool SchedulingProtocol::Kill(const std::string& computer, uint64_t task, uint32
   return true;
 }
 
-void SchedulingProtocol::AckExit(const std::string& computer, uint64_t task, uint32_t attempt) {
+void SchedulingConnections::AckExit(const std::string& computer, uint64_t task, uint32_t attempt) {
   net::Connection* conn = Worker(computer);
   if (conn == nullptr) return;
   capnp::MallocMessageBuilder msg;
@@ -248,7 +261,7 @@ void SchedulingProtocol::AckExit(const std::string& computer, uint64_t task, uin
   Send(*conn, msg);
 }
 
-void SchedulingProtocol::JobEnded(uint64_t job) {
+void SchedulingConnections::JobEnded(uint64_t job) {
   for (auto& [computer, conn] : workers_) {
     if (!conn->open()) continue;
     capnp::MallocMessageBuilder msg;
@@ -257,7 +270,7 @@ void SchedulingProtocol::JobEnded(uint64_t job) {
   }
 }
 
-bool SchedulingProtocol::ToRoot(uint64_t job, const TaskEvent& e) {
+bool SchedulingConnections::ToRoot(uint64_t job, const TaskEvent& e) {
   auto it = roots_.find(job);
   if (it == roots_.end() || !it->second->open()) return false;
   capnp::MallocMessageBuilder msg;

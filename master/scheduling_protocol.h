@@ -3,8 +3,11 @@
 // connections; roots say hello on a connection of their own, then submit and
 // withdraw tasks, report progress and say when the job is over. It adapts
 // them onto the SchedulingService and the JobService, one handler per
-// message, and is the services' TaskMessenger: launches, kills and
-// acknowledgements to workers, news to roots.
+// message. SchedulingConnections holds the workers' and the welcomed roots'
+// connections and is the scheduling service's TaskMessenger: launches, kills
+// and acknowledgements to workers, news to roots. It is apart from the
+// protocol so that the scheduling service, which the protocol calls, can be
+// given it when it is built.
 //
 // A root's hello is checked (the job runs as that incarnation with that root
 // task); a restarted master answers hellos only once its recovery is over.
@@ -14,6 +17,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,20 +30,16 @@
 
 namespace copse::master {
 
-class SchedulingProtocol final : public ProtocolService,
-                                 public TaskMessenger,
-                                 public WorkerListener {
+class SchedulingConnections final : public TaskMessenger, public WorkerListener {
  public:
-  // REQUIRES: every argument outlives this.
-  SchedulingProtocol(const ClusterManager& cluster, SchedulingService& scheduling,
-                     JobService& jobs);
-
-  Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
-  void OnClose(net::Connection& conn) override;
   void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
                           const WorkerTasks& tasks) override;
-  // Answers the hellos that waited for the end of recovery.
-  void Recovered();
+  // The job's root speaks on `conn` from now on.
+  void AddRoot(uint64_t job, net::Connection& conn);
+  // The job whose root speaks on the connection with this id, if any.
+  std::optional<uint64_t> RootJob(uint64_t conn) const;
+  // `conn` closed: it reaches no worker and no root any more.
+  void Closed(net::Connection& conn);
 
   // TaskMessenger
   bool Launch(const std::string& computer, const LaunchRequest& r) override;
@@ -50,6 +50,25 @@ class SchedulingProtocol final : public ProtocolService,
   bool ToRoot(uint64_t job, const TaskEvent& e) override;
 
  private:
+  net::Connection* Worker(const std::string& computer) const;
+
+  std::map<std::string, net::Connection*> workers_;  // computer -> registration connection
+  std::map<uint64_t, net::Connection*> roots_;       // job -> its root's connection
+  std::map<uint64_t, uint64_t> root_of_conn_;        // connection id -> job
+};
+
+class SchedulingProtocol final : public ProtocolService {
+ public:
+  // REQUIRES: every argument outlives this.
+  SchedulingProtocol(const ClusterManager& cluster, SchedulingService& scheduling, JobService& jobs,
+                     SchedulingConnections& connections);
+
+  Status OnFrame(net::Connection& conn, const net::Frame& frame) override;
+  void OnClose(net::Connection& conn) override;
+  // Answers the hellos that waited for the end of recovery.
+  void Recovered();
+
+ private:
   struct Hello {
     uint64_t conn = 0;
     uint64_t job = 0;
@@ -57,7 +76,6 @@ class SchedulingProtocol final : public ProtocolService,
     uint64_t root_task = 0;
     std::vector<uint64_t> live;
   };
-  net::Connection* Worker(const std::string& computer) const;
   // Worker messages.
   Status OnTaskStarted(const std::string& computer, proto::TaskStarted::Reader r);
   Status OnTaskExit(const std::string& computer, proto::TaskExit::Reader r);
@@ -72,10 +90,8 @@ class SchedulingProtocol final : public ProtocolService,
   const ClusterManager& cluster_;
   SchedulingService& scheduling_;
   JobService& jobs_;
-  std::map<std::string, net::Connection*> workers_;  // computer -> registration connection
-  std::map<uint64_t, net::Connection*> roots_;       // job -> its root's connection
-  std::map<uint64_t, uint64_t> root_of_conn_;        // connection id -> job
-  std::vector<Hello> waiting_;                       // hellos held during recovery
+  SchedulingConnections& connections_;
+  std::vector<Hello> waiting_;  // hellos held during recovery
   std::map<uint64_t, net::Connection*> waiting_conns_;
 };
 

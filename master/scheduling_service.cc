@@ -7,7 +7,6 @@
 #include <chrono>
 
 #include "common/net/guard.h"
-#include "master/metrics.h"
 
 namespace copse::master {
 namespace {
@@ -18,20 +17,25 @@ using scheduler::TaskState;
 
 constexpr uint64_t kTaskIdBlock = 4096;  // ids reserved per write to the store
 constexpr const char* kTaskIdKey = "sched/next_task";
-constexpr size_t kMaxLatencies = 100'000;
 constexpr size_t kMaxPendingEvents = 1'000'000;
 
 }  // namespace
 
 SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& config,
                                      std::unique_ptr<scheduler::Scheduler> scheduler,
-                                     dfs::MetaStore& store, const Clock& clock, Options options)
+                                     dfs::MetaStore& store, const Clock& clock, Peers peers,
+                                     Options options)
     : io_(io),
       config_(config),
       sched_(std::move(scheduler)),
       store_(store),
       clock_(clock),
       options_(options),
+      messenger_(peers.messenger),
+      jobs_(peers.jobs),
+      files_(peers.files),
+      observer_(peers.observer),
+      on_recovered_(std::move(peers.on_recovered)),
       wakeup_(io),
       recovery_timer_(io),
       root_watch_(io) {
@@ -39,28 +43,11 @@ SchedulingService::SchedulingService(asio::io_context& io, const ClusterConfig& 
   lo.wall = &clock_;
   scheduler::SchedulingLoop::Hooks hooks;
   hooks.after_round = [this](const scheduler::RoundInfo& info) -> Result<Timestamp> {
-    RoundRecord r;
-    r.at = info.at;
-    r.wall = info.wall;
-    r.decisions = info.decisions;
-    sched_->policy().LastRound(&r.policy);
-    if (metrics_) {
-      // A Quincy policy counts the rounds it solved; a round that solved
-      // none leaves its last solve's time in place.
-      std::optional<Duration> solve;
-      const nlohmann::json& p = r.policy;
-      if (p.is_object() && p.contains("rounds") && p["rounds"].is_number_unsigned() &&
-          p.contains("solve_ms") && p["solve_ms"].is_number()) {
-        uint64_t solves = p["rounds"].get<uint64_t>();
-        if (solves != policy_solves_) {
-          policy_solves_ = solves;
-          solve = Duration(static_cast<int64_t>(p["solve_ms"].get<double>() * 1000.0));
-        }
-      }
-      metrics_->SchedulerRound(info.wall, info.decisions, solve);
+    if (observer_) {
+      nlohmann::json policy;
+      sched_->policy().LastRound(&policy);
+      observer_->OnRound(info, std::move(policy));
     }
-    if (rounds_.size() == kRoundsKept) rounds_.pop_front();
-    rounds_.push_back(std::move(r));
     return info.at;
   };
   loop_ = std::make_unique<scheduler::SchedulingLoop>(*sched_, *this, lo, std::move(hooks));
@@ -133,7 +120,7 @@ void SchedulingService::WatchRoots() {
                                   ToSeconds(config_.jobs.root_timeout));
     spdlog::warn("job {}: {}; killing it on {} (the job restarts)", job, why, t->second.computer);
     j.root_kill_sent = true;
-    (void)messenger_->Kill(t->second.computer, t->second.id, t->second.attempt, why);
+    (void)messenger_.Kill(t->second.computer, t->second.id, t->second.attempt, why);
   }
 }
 
@@ -324,7 +311,7 @@ Status SchedulingService::EndJob(uint64_t job, bool root_said_so) {
   it->second.root_said_so = root_said_so;
   it->second.pending.clear();
   Handle(scheduler::JobFinished{static_cast<scheduler::JobId>(job), /*root_exited=*/false});
-  messenger_->JobEnded(job);
+  messenger_.JobEnded(job);
   return Status::Ok();
 }
 
@@ -395,7 +382,7 @@ void SchedulingService::RootConnected(uint64_t job) {
 void SchedulingService::Tell(uint64_t job, TaskEvent e) {
   auto it = job_state_.find(job);
   if (it == job_state_.end() || it->second.over) return;
-  if (it->second.pending.empty() && messenger_->ToRoot(job, e)) return;
+  if (it->second.pending.empty() && messenger_.ToRoot(job, e)) return;
   if (it->second.pending.size() < kMaxPendingEvents) it->second.pending.push_back(std::move(e));
 }
 
@@ -478,7 +465,7 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
   }
   switch (d.kind) {
     case Decision::Kind::kAdmitJob:
-      jobs_->OnAdmitted(static_cast<uint64_t>(d.job));
+      jobs_.OnAdmitted(static_cast<uint64_t>(d.job));
       return Status::Ok();
     case Decision::Kind::kStartTask: {
       Task& t = tasks_[static_cast<uint64_t>(d.task)];
@@ -496,16 +483,13 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
       r.timeout = t.timeout;
       r.label = t.label;
       if (!t.root) r.programs = j.programs;
-      if (!messenger_->Launch(t.computer, r)) {
+      if (!messenger_.Launch(t.computer, r)) {
         // Its worker is not connected: the task waits again.
         return loop_->Handle(scheduler::TaskStartFailed{d.task}, at);
       }
-      if (first_event_) {
-        latencies_.push_back((clock_.Now() - *first_event_).count());
-        if (latencies_.size() > kMaxLatencies) latencies_.pop_front();
-      }
-      jobs_->OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kLaunched,
-                    std::nullopt, ""});
+      if (first_event_ && observer_) observer_->OnLaunchLatency(clock_.Now() - *first_event_);
+      jobs_.OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kLaunched,
+                   std::nullopt, ""});
       return Status::Ok();
     }
     case Decision::Kind::kKillTask: {
@@ -527,11 +511,11 @@ Status SchedulingService::Apply(const Decision& d, Timestamp at) {
           if (ec || alive.expired()) return;
           root_kills_.erase(id);
           if (tasks_.count(id) == 0) return;
-          (void)messenger_->Kill(computer, id, attempt, "its job is over and it did not exit");
+          (void)messenger_.Kill(computer, id, attempt, "its job is over and it did not exit");
         });
         return Status::Ok();
       }
-      (void)messenger_->Kill(t.computer, t.id, t.attempt, why);
+      (void)messenger_.Kill(t.computer, t.id, t.attempt, why);
       return Status::Ok();
     }
   }
@@ -565,8 +549,8 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
         j.root_kill_sent = false;
         return;
       }
-      jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kStarted,
-                    std::nullopt, ""});
+      jobs_.OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kStarted,
+                   std::nullopt, ""});
       e.kind = TaskEventKind::kStarted;
       Tell(t.job, std::move(e));
       return;
@@ -574,16 +558,16 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
       if (!t.placed) return;  // newly submitted, or its start failed before running
       t.placed = false;
       if (t.root) {
-        jobs_->OnRun({t.job, t.id, t.attempt, true, t.label, t.computer, RunNews::What::kEnded,
-                      t.exit, "root lost"});
-        jobs_->OnRootLost(t.job, t.exit ? "its root task ended: " + t.exit->reason
-                                        : "its root task's computer " + t.computer + " was lost");
+        jobs_.OnRun({t.job, t.id, t.attempt, true, t.label, t.computer, RunNews::What::kEnded,
+                     t.exit, "root lost"});
+        jobs_.OnRootLost(t.job, t.exit ? "its root task ended: " + t.exit->reason
+                                       : "its root task's computer " + t.computer + " was lost");
         t.exit.reset();
         return;
       }
-      jobs_->OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kEnded,
-                    t.exit, "preempted"});
-      if (metrics_) metrics_->VertexRunEnded("preempted");
+      jobs_.OnRun({t.job, t.id, t.attempt, false, t.label, t.computer, RunNews::What::kEnded,
+                   t.exit, "preempted"});
+      if (observer_) observer_->OnVertexRunEnded("preempted");
       e.kind = TaskEventKind::kPreempted;
       e.reason = "preempted";
       Tell(t.job, std::move(e));
@@ -623,9 +607,9 @@ void SchedulingService::OnChange(const scheduler::ClusterState& state, const Cha
     e.exit_code = t.exit->exit_code;
   }
   if (t.placed || t.exit) {
-    jobs_->OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kEnded,
-                  t.exit, e.reason.empty() ? TaskEventKindName(e.kind) : e.reason});
-    if (metrics_ && !t.root) metrics_->VertexRunEnded(TaskEventKindName(e.kind));
+    jobs_.OnRun({t.job, t.id, t.attempt, t.root, t.label, t.computer, RunNews::What::kEnded, t.exit,
+                 e.reason.empty() ? TaskEventKindName(e.kind) : e.reason});
+    if (observer_ && !t.root) observer_->OnVertexRunEnded(TaskEventKindName(e.kind));
   }
   uint64_t job = t.job;
   bool root = t.root;
@@ -642,15 +626,15 @@ void SchedulingService::TaskStarted(const std::string& computer, uint64_t task, 
     // Not a run this master knows of (a stale attempt): it must not hold a slot.
     spdlog::warn("{} started task {} attempt {}, which is not running there; killing it", computer,
                  task, attempt);
-    (void)messenger_->Kill(computer, task, attempt, "not a task of this master");
+    (void)messenger_.Kill(computer, task, attempt, "not a task of this master");
     return;
   }
   Handle(scheduler::TaskStarted{static_cast<scheduler::TaskId>(task)});
 }
 
 void SchedulingService::TaskExited(const std::string& computer, const TaskExitReport& exit) {
-  messenger_->AckExit(computer, exit.task, exit.attempt);
-  if (exit.kind != ExitKind::kCompleted) files_->AbandonRun(exit.task, exit.attempt);
+  messenger_.AckExit(computer, exit.task, exit.attempt);
+  if (exit.kind != ExitKind::kCompleted) files_.AbandonRun(exit.task, exit.attempt);
   auto it = tasks_.find(exit.task);
   if (it == tasks_.end() || it->second.attempt != exit.attempt || it->second.computer != computer) {
     return;  // a run this master no longer counts (lost, or an older attempt)
@@ -687,7 +671,7 @@ void SchedulingService::Adopt(const std::string& computer, const RunningTaskRepo
   if (!current || (st != nullptr && st->placed())) {
     spdlog::info("{} runs task {} ({}) of job {} that is not current here; killing it", computer,
                  r.task, r.label, r.job);
-    (void)messenger_->Kill(computer, r.task, r.attempt, "not a current task of this master");
+    (void)messenger_.Kill(computer, r.task, r.attempt, "not a current task of this master");
     return;
   }
   Task& t = tasks_[r.task];
@@ -710,7 +694,7 @@ void SchedulingService::Adopt(const std::string& computer, const RunningTaskRepo
   if (!s.ok()) {
     spdlog::warn("cannot adopt task {} on {}: {}; killing it", r.task, computer, s.ToString());
     if (!r.root) tasks_.erase(r.task);
-    (void)messenger_->Kill(computer, r.task, r.attempt, "could not be adopted");
+    (void)messenger_.Kill(computer, r.task, r.attempt, "could not be adopted");
     return;
   }
   spdlog::info("adopted task {} ({}) of job {} running on {}", r.task, r.label, r.job, computer);
@@ -728,7 +712,7 @@ void SchedulingService::OnWorkerRegistered(const std::string& computer, net::Con
     if (recovering_) {
       Adopt(computer, r);
     } else {
-      (void)messenger_->Kill(computer, r.task, r.attempt, "not a task of this master");
+      (void)messenger_.Kill(computer, r.task, r.attempt, "not a task of this master");
     }
   }
   for (const TaskExitReport& e : tasks.ended) {
@@ -739,8 +723,8 @@ void SchedulingService::OnWorkerRegistered(const std::string& computer, net::Con
     }
     // An end this master never saw start (it happened while the master was
     // away): the root hears of it; the scheduler never knew the task.
-    messenger_->AckExit(computer, e.task, e.attempt);
-    if (e.kind != ExitKind::kCompleted) files_->AbandonRun(e.task, e.attempt);
+    messenger_.AckExit(computer, e.task, e.attempt);
+    if (e.kind != ExitKind::kCompleted) files_.AbandonRun(e.task, e.attempt);
     if (e.root) continue;
     TaskEvent ev;
     ev.task = e.task;

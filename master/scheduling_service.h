@@ -16,6 +16,10 @@
 // A run that ends without completing has its files abandoned at the name
 // service (TaskFiles) before its end is passed on.
 //
+// What only readers want (the rounds, the launch latencies, the ends of
+// vertex runs for the metrics) is reported to a SchedulingObserver
+// (master/scheduling_record.h), which keeps it; the service keeps none of it.
+//
 // Master restart: the service starts recovering. Workers re-register listing
 // their running tasks, which are adopted, and their unacknowledged exits,
 // which are delivered; decisions wait until every configured computer has
@@ -28,6 +32,7 @@
 #include <asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -44,14 +49,15 @@
 #include "dfs/meta_store.h"
 #include "master/cluster_manager.h"
 #include "master/cluster_service.h"
+#include "master/job_scheduling.h"
+#include "master/scheduling_record.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/scheduling_loop.h"
 
 namespace copse::master {
 
-// How the service reaches workers and roots (the scheduling protocol).
-class MasterMetrics;
-
+// How the service reaches workers and roots (in the master the connections
+// the scheduling protocol keeps: master/scheduling_protocol.h).
 class TaskMessenger {
  public:
   virtual ~TaskMessenger() = default;
@@ -64,31 +70,6 @@ class TaskMessenger {
   virtual void JobEnded(uint64_t job) = 0;
   // False when the job's root is not connected.
   virtual bool ToRoot(uint64_t job, const TaskEvent& e) = 0;
-};
-
-// One run of a task, as the job service records it for status and logs.
-struct RunNews {
-  uint64_t job = 0;
-  uint64_t task = 0;
-  uint32_t attempt = 0;
-  bool root = false;
-  std::string label;
-  std::string computer;
-  enum class What { kLaunched, kStarted, kEnded } what = What::kLaunched;
-  std::optional<TaskExitReport> exit;  // kEnded, when the worker reported it
-  std::string ended_why;               // kEnded without a report (lost, withdrawn)
-};
-
-// What the job service hears. Calls happen while the scheduler handles an
-// event: they must not call back into the scheduling service.
-class JobEvents {
- public:
-  virtual ~JobEvents() = default;
-  virtual void OnAdmitted(uint64_t job) = 0;
-  virtual void OnRun(const RunNews& news) = 0;
-  // The job's root is gone (its computer died, or it died): the job restarts
-  // from the beginning. The job service gives it a new incarnation.
-  virtual void OnRootLost(uint64_t job, const std::string& why) = 0;
 };
 
 // The name service's part: files of a run that did not complete.
@@ -114,7 +95,8 @@ inline Duration RecoveryWindow(const ClusterConfig& config) {
   return config.worker_timeout + net::BackoffOptions{}.max;
 }
 
-class SchedulingService final : public scheduler::DecisionSink,
+class SchedulingService final : public JobScheduling,
+                                public scheduler::DecisionSink,
                                 public scheduler::ChangeObserver,
                                 public MembershipListener,
                                 public WorkerListener {
@@ -126,38 +108,36 @@ class SchedulingService final : public scheduler::DecisionSink,
     bool restarted = false;          // the job table held running jobs: recover first
   };
 
-  // REQUIRES: every argument outlives the service.
+  // Who the service talks to.
+  struct Peers {
+    TaskMessenger& messenger;  // workers and roots
+    JobEvents& jobs;           // the job service
+    TaskFiles& files;          // the name service
+    // Hears of each round, launch latency and end of a vertex run (the
+    // record the API, `copse bench engine` and the metrics read); optional.
+    SchedulingObserver* observer = nullptr;
+    // Called when recovery ends (to answer waiting hellos); optional.
+    std::function<void()> on_recovered;
+  };
+
+  // REQUIRES: every argument (and each of `peers`) outlives the service.
   SchedulingService(asio::io_context& io, const ClusterConfig& config,
                     std::unique_ptr<scheduler::Scheduler> scheduler, dfs::MetaStore& store,
-                    const Clock& clock, Options options);
+                    const Clock& clock, Peers peers, Options options);
   ~SchedulingService() override;
 
-  void set_messenger(TaskMessenger* m) { messenger_ = m; }
-  void set_jobs(JobEvents* j) { jobs_ = j; }
-  void set_files(TaskFiles* f) { files_ = f; }
-  // Counts rounds and ends of vertex runs there (optional).
-  void set_metrics(MasterMetrics* m) { metrics_ = m; }
-
   // Loads the task id counter; every computer counts as down until its
-  // worker registers. REQUIRES: messenger, jobs and files are set.
+  // worker registers.
   Status Start();
   void Stop();
 
-  // ---- jobs (the job service)
-  // A job to admit, in submission order, whose root is `root_task` (0: a new
-  // id), with the programs of the program store it was pinned to (every
-  // launch of its vertices carries them). Returns the root's task id.
+  // ---- JobScheduling (the job service)
   Result<uint64_t> AddJob(uint64_t job, uint32_t incarnation, const scheduler::JobAttributes& a,
-                          uint64_t root_task, std::vector<ProgramRef> programs = {});
-  // The job is over: its tasks are killed, and its root — at once when the
-  // job was killed; after `root_grace` when the root said the job is over
-  // (it exits by itself as soon as the master answers).
-  Status EndJob(uint64_t job, bool root_said_so = false);
-  // Its next root runs as this incarnation.
-  void SetIncarnation(uint64_t job, uint32_t incarnation);
-  // A job with a live root, restarted by the job service (a recovered job
-  // whose root did not come back): nothing to kill, the root waits again.
-  bool RootAdopted(uint64_t job) const;
+                          uint64_t root_task, std::vector<ProgramRef> programs = {}) override;
+  // The root is killed after Options::root_grace when it said the job is over.
+  Status EndJob(uint64_t job, bool root_said_so = false) override;
+  void SetIncarnation(uint64_t job, uint32_t incarnation) override;
+  bool RootAdopted(uint64_t job) const override;
 
   // ---- roots
   // The states of the tasks a (re)connecting root lists. Only after recovery.
@@ -171,8 +151,6 @@ class SchedulingService final : public scheduler::DecisionSink,
   Result<std::vector<uint64_t>> Submit(uint64_t job, std::vector<VertexTaskRequest> tasks);
   Status Withdraw(uint64_t job, uint64_t task);
   bool recovering() const { return recovering_; }
-  // Called when recovery ends (to answer waiting hellos).
-  void set_on_recovered(std::function<void()> cb) { on_recovered_ = std::move(cb); }
 
   // ---- workers
   void OnWorkerRegistered(const std::string& computer, net::Connection& conn,
@@ -186,10 +164,6 @@ class SchedulingService final : public scheduler::DecisionSink,
   // Ends recovery now (also on a timer).
   void EndRecovery();
 
-  // Scheduling decision latencies (event -> launch sent), in µs, since the
-  // last Reset; at most the latest 100,000.
-  const std::deque<int64_t>& decision_latencies() const { return latencies_; }
-  void ResetStats() { latencies_.clear(); }
   const scheduler::Scheduler& scheduler() const { return *sched_; }
 
   // ---- the HTTP API (master/api.h; on the loop's thread like the rest)
@@ -207,16 +181,6 @@ class SchedulingService final : public scheduler::DecisionSink,
   // Grows whenever a task of `job` is submitted or changes state (0 for a
   // job it does not hold): a reader tells tasks it has seen from new ones.
   uint64_t TasksVersion(uint64_t job) const;
-  // One scheduling round (a Schedule() call) as the API lists it.
-  struct RoundRecord {
-    Timestamp at{0};   // this service's clock
-    Duration wall{0};  // how long the round took
-    size_t decisions = 0;
-    nlohmann::json policy;  // the policy's statistics (Policy::LastRound)
-  };
-  // The latest rounds, oldest first (at most kRoundsKept).
-  static constexpr size_t kRoundsKept = 200;
-  const std::deque<RoundRecord>& rounds() const { return rounds_; }
   // The scheduler's description (Scheduler::Describe) with computer and
   // rack names beside their ids.
   nlohmann::json Describe() const;
@@ -284,11 +248,10 @@ class SchedulingService final : public scheduler::DecisionSink,
   dfs::MetaStore& store_;
   const Clock& clock_;
   Options options_;
-  TaskMessenger* messenger_ = nullptr;
-  JobEvents* jobs_ = nullptr;
-  TaskFiles* files_ = nullptr;
-  MasterMetrics* metrics_ = nullptr;
-  uint64_t policy_solves_ = 0;  // the policy's count of solved rounds, as last seen
+  TaskMessenger& messenger_;
+  JobEvents& jobs_;
+  TaskFiles& files_;
+  SchedulingObserver* const observer_;
   std::map<std::string, int> computer_ids_;
   std::map<std::string, int> rack_ids_;
   std::map<uint64_t, Task> tasks_;
@@ -299,9 +262,7 @@ class SchedulingService final : public scheduler::DecisionSink,
   bool recovering_ = false;
   bool run_posted_ = false;
   std::optional<Timestamp> first_event_;  // the oldest event not yet scheduled
-  std::deque<int64_t> latencies_;
-  std::deque<RoundRecord> rounds_;
-  std::function<void()> on_recovered_;
+  const std::function<void()> on_recovered_;
   asio::steady_timer wakeup_;
   asio::steady_timer recovery_timer_;
   asio::steady_timer root_watch_;

@@ -44,7 +44,9 @@ class RecordingMessenger final : public TaskMessenger {
   }
   void AckExit(const std::string&, uint64_t, uint32_t) override {}
   void JobEnded(uint64_t) override {}
+  // False, and nothing told, while `root_away`: the root is not connected.
   bool ToRoot(uint64_t job, const TaskEvent& e) override {
+    if (root_away) return false;
     told.push_back({job, e});
     return true;
   }
@@ -60,6 +62,7 @@ class RecordingMessenger final : public TaskMessenger {
   std::vector<Launched> launches;
   std::vector<Killed> kills;
   std::vector<std::pair<uint64_t, TaskEvent>> told;
+  bool root_away = false;
 };
 
 class RecordingJobs final : public JobEvents {
@@ -87,11 +90,9 @@ class SchedulingServiceTest : public ::testing::Test {
   SchedulingServiceTest() : config_(*ParseClusterConfig(kSchedulingConfig, "/etc/t.toml")) {
     auto sched = scheduler::Scheduler::FromConfig(config_, 1, &clock_);
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
-    service_ = std::make_unique<SchedulingService>(io_, config_, std::move(*sched), store_, clock_,
-                                                   SchedulingService::Options{});
-    service_->set_messenger(&messenger_);
-    service_->set_jobs(&jobs_);
-    service_->set_files(&files_);
+    service_ = std::make_unique<SchedulingService>(
+        io_, config_, std::move(*sched), store_, clock_,
+        SchedulingService::Peers{messenger_, jobs_, files_}, SchedulingService::Options{});
     EXPECT_TRUE(service_->Start().ok());
     for (const ComputerConfig& c : config_.computers) service_->OnComputerUp(c.name);
   }
@@ -269,34 +270,17 @@ TEST_F(SchedulingServiceTest, NewsWaitsForARootThatIsAway) {
   uint64_t task = 0;
   std::string computer;
   ASSERT_NO_FATAL_FAILURE(RunOneVertex(&task, &computer));
-  struct AwayMessenger final : TaskMessenger {
-    explicit AwayMessenger(RecordingMessenger& r) : inner(r) {}
-    bool Launch(const std::string& c, const LaunchRequest& r) override {
-      return inner.Launch(c, r);
-    }
-    bool Kill(const std::string& c, uint64_t t, uint32_t a, const std::string& w) override {
-      return inner.Kill(c, t, a, w);
-    }
-    void AckExit(const std::string&, uint64_t, uint32_t) override {}
-    void JobEnded(uint64_t) override {}
-    bool ToRoot(uint64_t job, const TaskEvent& e) override {
-      return away ? false : inner.ToRoot(job, e);
-    }
-    RecordingMessenger& inner;
-    bool away = true;
-  } away(messenger_);
-  service_->set_messenger(&away);
+  messenger_.root_away = true;
   service_->TaskStarted(computer, task, 1);
   service_->TaskExited(computer, Exit(task, ExitKind::kCompleted, 0, ""));
   Poll();
   EXPECT_TRUE(messenger_.told.empty());
-  away.away = false;
+  messenger_.root_away = false;
   service_->RootConnected(1);
   Poll();
   ASSERT_EQ(messenger_.told.size(), 2u);
   EXPECT_EQ(messenger_.told[0].second.kind, TaskEventKind::kStarted);
   EXPECT_EQ(messenger_.told[1].second.kind, TaskEventKind::kCompleted);
-  service_->set_messenger(&messenger_);
 }
 
 }  // namespace

@@ -40,48 +40,89 @@ std::string Label(const JobDag& dag, const RunId& r) {
 
 }  // namespace
 
+namespace {
+
+// The process's name service: the DFS client's.
+class DfsRootFiles final : public RootFiles {
+ public:
+  explicit DfsRootFiles(std::unique_ptr<dfs::DfsClient> dfs) : dfs_(std::move(dfs)) {}
+  Result<dfs::FileStatus> Stat(const std::string& path) override { return dfs_->Stat(path); }
+  Status Create(const std::string& path, const dfs::CreateOptions& options) override {
+    return dfs_->Create(path, options);
+  }
+  Result<int> DeleteJobScratch(const std::string& job) override {
+    return dfs_->DeleteJobScratch(job);
+  }
+
+ private:
+  std::unique_ptr<dfs::DfsClient> dfs_;
+};
+
+}  // namespace
+
 RootTask::RootTask(asio::io_context& io, const ClusterConfig& config, std::string secret,
                    RootOptions options, const Clock& clock, std::unique_ptr<dfs::DfsClient> dfs)
     : io_(io),
       config_(config),
       options_(options),
       clock_(clock),
-      dfs_(std::move(dfs)),
-      client_(
+      own_files_(std::make_unique<DfsRootFiles>(std::move(dfs))),
+      own_link_(std::make_unique<net::ReconnectingLink>(
           io, config.master.host, config.master.port,
           net::AuthParams{false, std::move(secret), "", fmt::format("root of job {}", options.job)},
-          net::TransportOptions{}, net::BackoffOptions{}, options.task, this),
-      tick_(io),
-      over_retry_(io),
-      setup_retry_(io) {
-  for (size_t c = 0; c < config.computers.size(); ++c) {
-    computer_index_[config.computers[c].name] = static_cast<int>(c);
-    rack_of_.push_back(config.computers[c].rack_index);
+          options.task, *this)),
+      own_tick_(std::make_unique<net::AsioTimer>(io)),
+      own_over_retry_(std::make_unique<net::AsioTimer>(io)),
+      own_setup_retry_(std::make_unique<net::AsioTimer>(io)),
+      link_(*own_link_),
+      files_(*own_files_),
+      tick_(*own_tick_),
+      over_retry_(*own_over_retry_),
+      setup_retry_(*own_setup_retry_) {
+  IndexComputers();
+}
+
+RootTask::RootTask(asio::io_context& io, const ClusterConfig& config, RootOptions options,
+                   const Clock& clock, Parts parts)
+    : io_(io),
+      config_(config),
+      options_(options),
+      clock_(clock),
+      link_(parts.link),
+      files_(parts.files),
+      tick_(parts.tick),
+      over_retry_(parts.over_retry),
+      setup_retry_(parts.setup_retry) {
+  IndexComputers();
+}
+
+void RootTask::IndexComputers() {
+  for (size_t c = 0; c < config_.computers.size(); ++c) {
+    computer_index_[config_.computers[c].name] = static_cast<int>(c);
+    rack_of_.push_back(config_.computers[c].rack_index);
   }
 }
 
-RootTask::~RootTask() { client_.Stop(); }
+RootTask::~RootTask() { link_.Stop(); }
 
-void RootTask::Start() { client_.Start(); }
+void RootTask::Start() { link_.Start(); }
 
 void RootTask::Send(capnp::MallocMessageBuilder& msg) {
-  if (net::Connection* c = client_.connection()) {
-    c->Send(net::Protocol::kScheduling, net::PayloadKind::kMessage, EncodeScheduling(msg));
-  }
+  (void)link_.Send(net::Protocol::kScheduling, EncodeScheduling(msg));
 }
 
 void RootTask::GiveUp(const std::string& why) {
   spdlog::error("root of job {}: {}", options_.job, why);
   exit_code_ = 1;
-  client_.Stop();
-  tick_.cancel();
-  over_retry_.cancel();
-  setup_retry_.cancel();
+  link_.Stop();
+  tick_.Cancel();
+  over_retry_.Cancel();
+  setup_retry_.Cancel();
   io_.stop();
 }
 
-void RootTask::OnOpen(net::Connection& conn) {
-  (void)conn;
+void RootTask::OnLinkOpen(const std::string& remote) {
+  (void)remote;
   capnp::MallocMessageBuilder msg;
   auto h = msg.initRoot<SchedulingMessage>().initRootHello();
   h.setJobId(options_.job);
@@ -93,11 +134,10 @@ void RootTask::OnOpen(net::Connection& conn) {
   Send(msg);
 }
 
-void RootTask::OnClose(net::Connection& conn, const Status& why) {
-  (void)conn;
+void RootTask::OnLinkClose(const Status& why) {
   welcomed_ = false;
-  over_retry_.cancel();
-  setup_retry_.cancel();  // the next welcome tries again
+  over_retry_.Cancel();
+  setup_retry_.Cancel();  // the next welcome tries again
   if (exit_code_ != 0) spdlog::warn("lost the master: {}; reconnecting", why.ToString());
   // Submissions whose task ids never came: the master may have lost them,
   // or holds tasks this root cannot name (it withdraws those when the root
@@ -117,9 +157,9 @@ void RootTask::OnClose(net::Connection& conn, const Status& why) {
 // closes the connection; the root reconnects and says hello again); what it
 // does to the job's state machine runs inside GuardState (a fault there
 // stops the root, and the master restarts the job) (common/net/guard.h).
-void RootTask::OnFrame(net::Connection& conn, net::Frame frame) {
+void RootTask::OnLinkFrame(const net::Frame& frame) {
   Status s = Handle(frame);
-  if (!s.ok()) conn.Close(s);
+  if (!s.ok()) link_.Close(s);
 }
 
 Status RootTask::Handle(const net::Frame& frame) {
@@ -168,8 +208,8 @@ Status RootTask::Handle(const net::Frame& frame) {
         if (!over_) return InvalidArgument("an answer to a JobOver this root did not send");
         spdlog::info("job {} is over; the master recorded it", options_.job);
         exit_code_ = 0;
-        client_.Stop();
-        tick_.cancel();
+        link_.Stop();
+        tick_.Cancel();
         io_.stop();
         return Status::Ok();
       case SchedulingMessage::ERROR: {
@@ -180,9 +220,8 @@ Status RootTask::Handle(const net::Frame& frame) {
           spdlog::warn(
               "the master could not record the end of job {}: {}; sending it again in {} s",
               options_.job, s.ToString(), ToSeconds(options_.over_retry));
-          over_retry_.expires_after(options_.over_retry);
-          over_retry_.async_wait([this](const asio::error_code& ec) {
-            if (!ec && welcomed_) SendOver();
+          over_retry_.Arm(options_.over_retry, [this] {
+            if (welcomed_) SendOver();
           });
           return Status::Ok();
         }
@@ -204,9 +243,8 @@ Status RootTask::OnWelcome(const std::string& spec, const std::vector<uint64_t>&
       // a while; a restarted master welcomes the root again too.
       spdlog::warn("job {} cannot start yet: {}; trying again", options_.job, s.ToString());
       welcomed_ = true;
-      setup_retry_.expires_after(options_.over_retry);
-      setup_retry_.async_wait([this, spec](const asio::error_code& ec) {
-        if (!ec && !set_up_ && !over_) (void)OnWelcome(spec, {});
+      setup_retry_.Arm(options_.over_retry, [this, spec] {
+        if (!set_up_ && !over_) (void)OnWelcome(spec, {});
       });
       return Status::Ok();
     }
@@ -245,7 +283,7 @@ Status RootTask::Setup(const std::string& spec_json) {
   std::map<std::string, FileFacts> facts;
   std::map<std::string, dfs::FileStatus> stats;
   for (const std::string& path : InputFiles(spec_)) {
-    Result<dfs::FileStatus> st = dfs_->Stat(path);
+    Result<dfs::FileStatus> st = files_.Stat(path);
     if (!st.ok()) return st.status().WithContext("input " + path);
     int64_t bytes = 0;
     for (const dfs::PartitionLocation& p : st->partitions) bytes += static_cast<int64_t>(p.size);
@@ -282,14 +320,14 @@ Status RootTask::Setup(const std::string& spec_json) {
   }
   // Scratch of an earlier incarnation goes first; the outputs are created
   // for vertices to commit their partitions into.
-  (void)dfs_->DeleteJobScratch(std::to_string(options_.job));
+  (void)files_.DeleteJobScratch(std::to_string(options_.job));
   for (size_t s = 0; s < spec_.stages.size(); ++s) {
     const StageSpec& st = spec_.stages[s];
     if (st.output.empty()) continue;
     dfs::CreateOptions o;
     o.partitions = dag.stages[s].vertices;
     o.output_job = std::to_string(options_.job);
-    COPSE_RETURN_IF_ERROR(dfs_->Create(st.output, o).WithContext("output " + st.output));
+    COPSE_RETURN_IF_ERROR(files_.Create(st.output, o).WithContext("output " + st.output));
   }
   JobOptions jo;
   jo.max_attempts = spec_.settings.attempts;
@@ -532,9 +570,7 @@ void RootTask::SendProgress(bool force) {
 }
 
 void RootTask::ArmTick() {
-  tick_.expires_after(options_.tick);
-  tick_.async_wait([this](const asio::error_code& ec) {
-    if (ec) return;
+  tick_.Arm(options_.tick, [this] {
     jm_->Tick(clock_.Now());
     Pump();
     SendProgress(true);

@@ -18,6 +18,11 @@
 // after a second when the master could not record it (its store refused).
 // If the master refuses it (the job was killed, or restarted as a new
 // incarnation), it exits 1.
+//
+// Its connection to the master (net::Link), its timers (net::Timer) and what
+// it asks of the name service (RootFiles) are interfaces: the process's root
+// makes its own over TCP, the io_context and a DFS client, and a test drives
+// the root through fakes of them.
 // Thread-safety: everything runs on its io_context thread; DFS calls block
 // it briefly (at start and at the end).
 #pragma once
@@ -25,7 +30,6 @@
 #include <capnp/message.h>
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -36,7 +40,7 @@
 
 #include "common/clock.h"
 #include "common/config.h"
-#include "common/net/client.h"
+#include "common/net/link.h"
 #include "common/tasks.h"
 #include "dfs/client.h"
 #include "proto/scheduling.capnp.h"
@@ -58,21 +62,49 @@ struct RootOptions {
   Duration over_retry{1'000'000};
 };
 
-class RootTask final : public net::ConnectionHandler {
+// What the root asks of the name service: its inputs' partitions, blocks
+// and replicas, its outputs created, an earlier incarnation's scratch data
+// deleted.
+class RootFiles {
  public:
+  virtual ~RootFiles() = default;
+  virtual Result<dfs::FileStatus> Stat(const std::string& path) = 0;
+  virtual Status Create(const std::string& path, const dfs::CreateOptions& options) = 0;
+  virtual Result<int> DeleteJobScratch(const std::string& job) = 0;
+};
+
+class RootTask final : public net::LinkHandler {
+ public:
+  // The process's root: connects to the config's master over TCP and asks
+  // the name service through `dfs`.
   // REQUIRES: io, config and clock outlive the root.
   RootTask(asio::io_context& io, const ClusterConfig& config, std::string secret,
            RootOptions options, const Clock& clock, std::unique_ptr<dfs::DfsClient> dfs);
+  // A root over the given parts, which report to it (a test's fakes).
+  struct Parts {
+    net::Link& link;
+    RootFiles& files;
+    net::Timer& tick;         // looks for stragglers, sends progress
+    net::Timer& over_retry;   // sends again an end the master could not record
+    net::Timer& setup_retry;  // tries again a start that met the master gone
+  };
+  // REQUIRES: every argument outlives the root.
+  RootTask(asio::io_context& io, const ClusterConfig& config, RootOptions options,
+           const Clock& clock, Parts parts);
   ~RootTask() override;
+  RootTask(const RootTask&) = delete;
+  RootTask& operator=(const RootTask&) = delete;
 
-  // Connects to the master; the io_context runs until the root is done.
+  // Connects to the master; the io_context runs until the root is done
+  // (the root stops it).
   void Start();
   // 0 once the master recorded the job's end; 1 when it gave up.
   int exit_code() const { return exit_code_; }
 
-  void OnOpen(net::Connection& conn) override;
-  void OnFrame(net::Connection& conn, net::Frame frame) override;
-  void OnClose(net::Connection& conn, const Status& why) override;
+  // net::LinkHandler
+  void OnLinkOpen(const std::string& remote) override;
+  void OnLinkFrame(const net::Frame& frame) override;
+  void OnLinkClose(const Status& why) override;
 
  private:
   // One block of a file partition, for locality.
@@ -81,6 +113,7 @@ class RootTask final : public net::ConnectionHandler {
     std::vector<int> replicas;
   };
 
+  void IndexComputers();
   Status Handle(const net::Frame& frame);
   // The master welcomed this root: `spec` is the job's, `unknown` the live
   // tasks it listed that the master does not know.
@@ -103,11 +136,15 @@ class RootTask final : public net::ConnectionHandler {
   const ClusterConfig& config_;
   RootOptions options_;
   const Clock& clock_;
-  std::unique_ptr<dfs::DfsClient> dfs_;
-  net::ReconnectingClient client_;
-  asio::steady_timer tick_;
-  asio::steady_timer over_retry_;
-  asio::steady_timer setup_retry_;
+  // The process's own parts (empty when given them).
+  std::unique_ptr<RootFiles> own_files_;
+  std::unique_ptr<net::Link> own_link_;
+  std::unique_ptr<net::Timer> own_tick_, own_over_retry_, own_setup_retry_;
+  net::Link& link_;
+  RootFiles& files_;
+  net::Timer& tick_;
+  net::Timer& over_retry_;
+  net::Timer& setup_retry_;
   std::map<std::string, int> computer_index_;
   std::vector<int> rack_of_;
 

@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <memory>
+#include <utility>
+
 #include "common/net/message.h"
 #include "proto/cluster.capnp.h"
 #include "proto/scheduling.capnp.h"
@@ -13,34 +16,48 @@ namespace copse::worker {
 WorkerAgent::WorkerAgent(asio::io_context& io, const ClusterConfig& config,
                          const ComputerConfig& computer, std::string secret, uint64_t incarnation,
                          FatalCallback on_fatal)
-    : io_(io),
-      config_(config),
+    : config_(config),
       computer_(computer),
       incarnation_(incarnation),
       on_fatal_(std::move(on_fatal)),
-      client_(io, config.master.host, config.master.port,
-              net::AuthParams{false, std::move(secret), "", "worker " + computer.name},
-              net::TransportOptions{}, net::BackoffOptions{}, incarnation, this),
-      heartbeat_timer_(io),
+      own_link_(std::make_unique<net::ReconnectingLink>(
+          io, config.master.host, config.master.port,
+          net::AuthParams{false, std::move(secret), "", "worker " + computer.name}, incarnation,
+          *this)),
+      own_timer_(std::make_unique<net::AsioTimer>(io)),
+      link_(*own_link_),
+      heartbeat_timer_(*own_timer_),
+      heartbeat_interval_(
+          std::chrono::duration_cast<std::chrono::milliseconds>(config.heartbeat_interval)) {}
+
+WorkerAgent::WorkerAgent(const ClusterConfig& config, const ComputerConfig& computer,
+                         uint64_t incarnation, net::Link& link, net::Timer& heartbeat_timer,
+                         FatalCallback on_fatal)
+    : config_(config),
+      computer_(computer),
+      incarnation_(incarnation),
+      on_fatal_(std::move(on_fatal)),
+      link_(link),
+      heartbeat_timer_(heartbeat_timer),
       heartbeat_interval_(
           std::chrono::duration_cast<std::chrono::milliseconds>(config.heartbeat_interval)) {}
 
 WorkerAgent::~WorkerAgent() { Stop(); }
 
-void WorkerAgent::Start() { client_.Start(); }
+void WorkerAgent::Start() { link_.Start(); }
 
 void WorkerAgent::Stop() {
-  heartbeat_timer_.cancel();
-  client_.Stop();
+  heartbeat_timer_.Cancel();
+  link_.Stop();
   registered_ = false;
 }
 
-void WorkerAgent::OnOpen(net::Connection& conn) {
-  spdlog::info("connected to master {}", conn.remote());
-  SendRegister(conn);
+void WorkerAgent::OnLinkOpen(const std::string& remote) {
+  spdlog::info("connected to master {}", remote);
+  SendRegister();
 }
 
-void WorkerAgent::SendRegister(net::Connection& conn) {
+void WorkerAgent::SendRegister() {
   capnp::MallocMessageBuilder msg;
   auto r = msg.initRoot<proto::ClusterMessage>().initRegister();
   r.setComputer(computer_.name);
@@ -53,41 +70,37 @@ void WorkerAgent::SendRegister(net::Connection& conn) {
   r.setPid(static_cast<uint32_t>(::getpid()));
   r.setProtocolVersion(proto::SCHEDULING_PROTOCOL_VERSION);
   for (auto& [protocol, part] : parts_) part->FillRegistration(r);
-  conn.Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
+  (void)link_.Send(net::Protocol::kCluster, net::EncodeMessage(msg));
 }
 
 void WorkerAgent::SendHeartbeat() {
-  net::Connection* conn = client_.connection();
-  if (!conn || !registered_) return;
+  if (!registered_) return;
   capnp::MallocMessageBuilder msg;
   auto hb = msg.initRoot<proto::ClusterMessage>().initHeartbeat();
   hb.setIncarnation(incarnation_);
   hb.setBusySlots(static_cast<uint32_t>(busy_slots_ ? busy_slots_() : 0));
-  conn->Send(net::Protocol::kCluster, net::PayloadKind::kMessage, net::EncodeMessage(msg));
+  (void)link_.Send(net::Protocol::kCluster, net::EncodeMessage(msg));
 }
 
 void WorkerAgent::ArmHeartbeat() {
-  heartbeat_timer_.expires_after(heartbeat_interval_);
-  heartbeat_timer_.async_wait([this](const asio::error_code& ec) {
-    if (ec || !registered_) return;
+  heartbeat_timer_.Arm(heartbeat_interval_, [this] {
+    if (!registered_) return;
     SendHeartbeat();
     ArmHeartbeat();
   });
 }
 
-void WorkerAgent::OnFrame(net::Connection& conn, net::Frame frame) {
-  Status s = Handle(conn, frame);
-  if (!s.ok()) conn.Close(s);
+void WorkerAgent::OnLinkFrame(const net::Frame& frame) {
+  Status s = Handle(frame);
+  if (!s.ok()) link_.Close(s);
 }
 
 bool WorkerAgent::Send(net::Protocol protocol, std::vector<uint8_t> payload) {
-  net::Connection* conn = client_.connection();
-  if (!conn || !registered_) return false;
-  conn->Send(protocol, net::PayloadKind::kMessage, std::move(payload));
-  return true;
+  if (!registered_) return false;
+  return link_.Send(protocol, std::move(payload));
 }
 
-Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
+Status WorkerAgent::Handle(const net::Frame& frame) {
   if (frame.protocol != net::Protocol::kCluster) {
     auto it = parts_.find(frame.protocol);
     if (it == parts_.end()) {
@@ -115,7 +128,7 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
         bool first = !registered_;
         registered_ = true;
         if (first) spdlog::info("registered {} with the master", computer_.name);
-        heartbeat_timer_.cancel();
+        heartbeat_timer_.Cancel();
         ArmHeartbeat();
         for (auto& [protocol, part] : parts_) part->OnRegistered();
         return Status::Ok();
@@ -124,8 +137,8 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
         if (root.getHeartbeatReply().getReregister()) {
           spdlog::warn("the master no longer counts {} as live; registering again", computer_.name);
           registered_ = false;
-          heartbeat_timer_.cancel();
-          SendRegister(conn);
+          heartbeat_timer_.Cancel();
+          SendRegister();
         }
         return Status::Ok();
       default:
@@ -134,11 +147,10 @@ Status WorkerAgent::Handle(net::Connection& conn, const net::Frame& frame) {
   });
 }
 
-void WorkerAgent::OnClose(net::Connection& conn, const Status& why) {
-  (void)conn;
+void WorkerAgent::OnLinkClose(const Status& why) {
   if (registered_) spdlog::warn("lost the master: {}; reconnecting", why.ToString());
   registered_ = false;
-  heartbeat_timer_.cancel();
+  heartbeat_timer_.Cancel();
 }
 
 }  // namespace copse::worker

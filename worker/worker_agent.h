@@ -10,30 +10,42 @@
 // the task manager) are Parts, each for one protocol: they add what they
 // report to the registration, hear of every accepted registration, get the
 // master's frames of their protocol and Send their own.
+//
+// The connection (net::Link) and the heartbeat timer (net::Timer) are
+// interfaces: the daemon's agent makes its own over TCP and the io_context,
+// and a test drives the agent through fakes of both.
 // Thread-safety: everything runs on the io_context's thread.
 #pragma once
 
 #include <asio/io_context.hpp>
-#include <asio/steady_timer.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
-#include "common/net/client.h"
+#include "common/net/link.h"
 #include "proto/cluster.capnp.h"
 
 namespace copse::worker {
 
-class WorkerAgent final : public net::ConnectionHandler {
+class WorkerAgent final : public net::LinkHandler {
  public:
   using FatalCallback = std::function<void(const Status&)>;
 
+  // The daemon's agent: connects to the config's master over TCP.
   // REQUIRES: io, config and computer outlive the agent.
   WorkerAgent(asio::io_context& io, const ClusterConfig& config, const ComputerConfig& computer,
               std::string secret, uint64_t incarnation, FatalCallback on_fatal);
+  // An agent over `link` and `heartbeat_timer`, which report to it.
+  // REQUIRES: every argument outlives the agent.
+  WorkerAgent(const ClusterConfig& config, const ComputerConfig& computer, uint64_t incarnation,
+              net::Link& link, net::Timer& heartbeat_timer, FatalCallback on_fatal);
   ~WorkerAgent() override;
+  WorkerAgent(const WorkerAgent&) = delete;
+  WorkerAgent& operator=(const WorkerAgent&) = delete;
 
   class Part {
    public:
@@ -56,23 +68,26 @@ class WorkerAgent final : public net::ConnectionHandler {
   // Sends a frame to the master; false when not registered right now.
   bool Send(net::Protocol protocol, std::vector<uint8_t> payload);
 
-  void OnOpen(net::Connection& conn) override;
-  void OnFrame(net::Connection& conn, net::Frame frame) override;
-  void OnClose(net::Connection& conn, const Status& why) override;
+  // net::LinkHandler. A frame the agent cannot take closes the connection.
+  void OnLinkOpen(const std::string& remote) override;
+  void OnLinkFrame(const net::Frame& frame) override;
+  void OnLinkClose(const Status& why) override;
 
  private:
-  void SendRegister(net::Connection& conn);
+  void SendRegister();
   void SendHeartbeat();
   void ArmHeartbeat();
-  Status Handle(net::Connection& conn, const net::Frame& frame);
+  Status Handle(const net::Frame& frame);
 
-  asio::io_context& io_;
   const ClusterConfig& config_;
   const ComputerConfig& computer_;
   uint64_t incarnation_;
   FatalCallback on_fatal_;
-  net::ReconnectingClient client_;
-  asio::steady_timer heartbeat_timer_;
+  // The daemon's own link and timer (null when given them).
+  std::unique_ptr<net::Link> own_link_;
+  std::unique_ptr<net::Timer> own_timer_;
+  net::Link& link_;
+  net::Timer& heartbeat_timer_;
   std::chrono::milliseconds heartbeat_interval_;
   bool registered_ = false;
   std::function<int()> busy_slots_;
