@@ -222,6 +222,109 @@ bool Runs(const std::vector<RunningDaemon>& daemons, const std::string& role,
   });
 }
 
+namespace {
+
+// The host's clock read between sent and answered: outside that interval
+// by at least this much.
+void CheckClock(const HostProbe& probe, const LocalFacts& local, const DeployConfig& d,
+                PreflightRow& row) {
+  const int64_t off_ns = probe.clock_ns < local.sent_ns       ? probe.clock_ns - local.sent_ns
+                         : probe.clock_ns > local.answered_ns ? probe.clock_ns - local.answered_ns
+                                                              : 0;
+  const double offset = static_cast<double>(off_ns) / 1e9;
+  row.clock = fmt::format("{:+.2f}s", offset);
+  const double bound = std::chrono::duration<double>(d.max_clock_offset).count();
+  if (std::abs(offset) > bound) {
+    row.failures.push_back(fmt::format(
+        "clock: at least {:.2f}s {} this machine's (more than max_clock_offset_ms = {:.0f}): "
+        "synchronise the clocks (chrony or systemd-timesyncd on every host)",
+        std::abs(offset), offset > 0 ? "ahead of" : "behind", bound * 1000));
+  }
+}
+
+void CheckDirectories(const HostProbe& probe, const DeployConfig& d, PreflightRow& row) {
+  uint64_t least = UINT64_MAX;
+  for (const ProbedDir& dir : probe.dirs) {
+    least = std::min(least, dir.free_bytes);
+    if (!dir.writable) {
+      row.failures.push_back(fmt::format(
+          "directory: {} cannot be created or written by {}: as root on the host, `install -d "
+          "-o {} {}`",
+          dir.path.string(), d.ssh_user.empty() ? "the ssh user" : d.ssh_user,
+          d.ssh_user.empty() ? "USER" : d.ssh_user, dir.path.string()));
+    }
+  }
+  row.space = least == UINT64_MAX ? "-" : Bytes(least) + " free";
+}
+
+// Every port the config gives the host's daemons is free, or held by that
+// daemon of ours.
+void CheckPorts(const HostProbe& probe, const HostPlan& plan,
+                const std::vector<RunningDaemon>& ours, PreflightRow& row) {
+  for (const auto& [port, what] : plan.ports) {
+    if (!probe.listening.count(port)) continue;
+    bool own = false;
+    if (what.starts_with("the master")) own = Runs(ours, "master", "");
+    for (const std::string& c : plan.computers)
+      own = own || (what.starts_with("computer " + c + "'") && Runs(ours, "worker", c));
+    if (!own) {
+      row.failures.push_back(fmt::format(
+          "port: {} ({}) is in use on the host: stop what listens there, or give another port in "
+          "the config",
+          port, what));
+    }
+  }
+}
+
+// The build installed there, this cluster's daemons running there (with
+// which secret and build), and Copse daemons that are not this cluster's.
+void CheckCopse(const ClusterConfig& remote, const HostProbe& probe, const LocalFacts& local,
+                const std::vector<RunningDaemon>& ours, bool upgrade, PreflightRow& row) {
+  const DeployConfig& d = remote.deploy;
+  if (probe.installed_build.empty()) {
+    row.copse = "none";
+  } else if (probe.installed_build == local.build) {
+    row.copse = "this build";
+  } else {
+    row.copse = "build " + probe.installed_build.substr(0, 12);
+    row.notes.push_back(fmt::format("install: build {} in {} is replaced by this one ({})",
+                                    probe.installed_build.substr(0, 12), d.install_dir.string(),
+                                    local.build.substr(0, 12)));
+  }
+  bool stale = false;
+  for (const RunningDaemon& r : ours) stale = stale || r.replaced;
+  if (!ours.empty()) {
+    row.copse += fmt::format(", {} running", ours.size());
+    if (!probe.secret_digest.empty() && probe.secret_digest != local.secret_digest) {
+      row.failures.push_back(fmt::format(
+          "secret: its daemons use another cluster secret than {}: copy the cluster's secret to "
+          "this machine's secret_file, or stop them (`copse cluster down` where the secret is)",
+          remote.secret_file.filename().string()));
+    }
+    if (upgrade) {
+      if (stale || probe.installed_build != local.build)
+        row.notes.push_back("copse: its daemons are restarted one at a time on this build");
+    } else if (stale || probe.installed_build != local.build) {
+      row.failures.push_back(
+          "copse: its daemons run another build: upgrade them with `copse cluster restart "
+          "--rolling --install`, or stop them with `copse cluster down` first");
+    }
+  }
+  std::vector<int> others;
+  for (const ProbedProcess& p : probe.processes) {
+    bool mine = false;
+    for (const RunningDaemon& r : ours) mine = mine || r.pid == p.pid;
+    if (!mine) others.push_back(p.pid);
+  }
+  if (!others.empty()) {
+    row.notes.push_back(fmt::format(
+        "other Copse daemons run on the host (pids {}): another cluster, or another install",
+        fmt::join(others, ", ")));
+  }
+}
+
+}  // namespace
+
 PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan,
                                const HostProbe* probe, const std::string& ssh_error,
                                const LocalFacts& local, bool upgrade) {
@@ -243,93 +346,14 @@ PreflightRow EvaluatePreflight(const ClusterConfig& remote, const HostPlan& plan
         "like the hosts",
         probe->os, probe->arch, local.os, local.arch));
   }
-  // The host read its clock between sent and answered: outside that
-  // interval by at least this much.
-  const int64_t off_ns = probe->clock_ns < local.sent_ns       ? probe->clock_ns - local.sent_ns
-                         : probe->clock_ns > local.answered_ns ? probe->clock_ns - local.answered_ns
-                                                               : 0;
-  const double offset = static_cast<double>(off_ns) / 1e9;
-  row.clock = fmt::format("{:+.2f}s", offset);
-  const double bound = std::chrono::duration<double>(d.max_clock_offset).count();
-  if (std::abs(offset) > bound) {
-    row.failures.push_back(fmt::format(
-        "clock: at least {:.2f}s {} this machine's (more than max_clock_offset_ms = {:.0f}): "
-        "synchronise the clocks (chrony or systemd-timesyncd on every host)",
-        std::abs(offset), offset > 0 ? "ahead of" : "behind", bound * 1000));
-  }
+  CheckClock(*probe, local, d, row);
   if (!probe->has_rsync) {
     row.failures.push_back("rsync: not installed on the host: install it (apt-get install rsync)");
   }
-  uint64_t least = UINT64_MAX;
-  for (const ProbedDir& dir : probe->dirs) {
-    least = std::min(least, dir.free_bytes);
-    if (!dir.writable) {
-      row.failures.push_back(fmt::format(
-          "directory: {} cannot be created or written by {}: as root on the host, `install -d "
-          "-o {} {}`",
-          dir.path.string(), d.ssh_user.empty() ? "the ssh user" : d.ssh_user,
-          d.ssh_user.empty() ? "USER" : d.ssh_user, dir.path.string()));
-    }
-  }
-  row.space = least == UINT64_MAX ? "-" : Bytes(least) + " free";
-  std::vector<RunningDaemon> ours = OurDaemons(*probe, d.install_dir);
-  auto runs = [&](const std::string& role, const std::string& computer) {
-    return Runs(ours, role, computer);
-  };
-  for (const auto& [port, what] : plan.ports) {
-    if (!probe->listening.count(port)) continue;
-    // A running daemon of ours holds its own ports.
-    bool own = false;
-    if (what.starts_with("the master")) own = runs("master", "");
-    for (const std::string& c : plan.computers)
-      own = own || (what.starts_with("computer " + c + "'") && runs("worker", c));
-    if (!own) {
-      row.failures.push_back(fmt::format(
-          "port: {} ({}) is in use on the host: stop what listens there, or give another port in "
-          "the config",
-          port, what));
-    }
-  }
-  if (probe->installed_build.empty()) {
-    row.copse = "none";
-  } else if (probe->installed_build == local.build) {
-    row.copse = "this build";
-  } else {
-    row.copse = "build " + probe->installed_build.substr(0, 12);
-    row.notes.push_back(fmt::format("install: build {} in {} is replaced by this one ({})",
-                                    probe->installed_build.substr(0, 12), d.install_dir.string(),
-                                    local.build.substr(0, 12)));
-  }
-  bool stale = false;
-  for (const RunningDaemon& r : ours) stale = stale || r.replaced;
-  if (!ours.empty()) {
-    row.copse += fmt::format(", {} running", ours.size());
-    if (!probe->secret_digest.empty() && probe->secret_digest != local.secret_digest) {
-      row.failures.push_back(fmt::format(
-          "secret: its daemons use another cluster secret than {}: copy the cluster's secret to "
-          "this machine's secret_file, or stop them (`copse cluster down` where the secret is)",
-          remote.secret_file.filename().string()));
-    }
-    if (upgrade) {
-      if (stale || probe->installed_build != local.build)
-        row.notes.push_back("copse: its daemons are restarted one at a time on this build");
-    } else if (stale || probe->installed_build != local.build) {
-      row.failures.push_back(
-          "copse: its daemons run another build: upgrade them with `copse cluster restart "
-          "--rolling --install`, or stop them with `copse cluster down` first");
-    }
-  }
-  std::vector<int> others;
-  for (const ProbedProcess& p : probe->processes) {
-    bool mine = false;
-    for (const RunningDaemon& r : ours) mine = mine || r.pid == p.pid;
-    if (!mine) others.push_back(p.pid);
-  }
-  if (!others.empty()) {
-    row.notes.push_back(fmt::format(
-        "other Copse daemons run on the host (pids {}): another cluster, or another install",
-        fmt::join(others, ", ")));
-  }
+  CheckDirectories(*probe, d, row);
+  const std::vector<RunningDaemon> ours = OurDaemons(*probe, d.install_dir);
+  CheckPorts(*probe, plan, ours, row);
+  CheckCopse(remote, *probe, local, ours, upgrade, row);
   return row;
 }
 

@@ -382,7 +382,8 @@ std::map<std::string, int> StartedPids(const std::string& out) {
 Result<std::map<std::string, int>> StartDaemons(
     const ClusterConfig& remote, const HostPlan& h,
     const std::vector<std::pair<std::string, std::string>>& daemons,
-    std::vector<std::vector<std::string>> first = {}, std::string* first_out = nullptr) {
+    std::vector<std::vector<std::string>> first = {}, std::string* first_out = nullptr,
+    std::map<std::string, int>* got = nullptr) {
   std::vector<std::vector<std::string>> commands = std::move(first);
   for (const auto& [role, computer] : daemons)
     commands.push_back(DaemonStartArgv(remote, role, computer));
@@ -392,6 +393,7 @@ Result<std::map<std::string, int>> StartDaemons(
   if (!r.ok()) return r.status();
   if (first_out != nullptr) *first_out = r->out;
   std::map<std::string, int> pids = StartedPids(r->out);
+  if (got != nullptr) *got = pids;  // also when some did not start
   std::vector<std::string> missing;
   for (const auto& [role, computer] : daemons)
     if (!pids.count(Tag(role, computer))) missing.push_back(Tag(role, computer));
@@ -606,28 +608,32 @@ struct Deployment {
 };
 
 // Starts the master on its host unless it runs there, then waits until it
-// answers (`config` is this machine's view, `remote` the hosts'); on
+// answers (`config` is this machine's view, `remote` the hosts'); the
+// deadline for the rest of `up`, `timeout` from when the master started. On
 // failure, says why with the end of its log.
-bool StartMasterOn(const ClusterConfig& config, const ClusterConfig& remote, const HostPlan& host,
-                   bool running, std::chrono::steady_clock::time_point deadline) {
+std::optional<std::chrono::steady_clock::time_point> StartMasterOn(const ClusterConfig& config,
+                                                                   const ClusterConfig& remote,
+                                                                   const HostPlan& host,
+                                                                   bool running, seconds timeout) {
   if (!running) {
     auto pids = StartDaemons(remote, host, {{"master", ""}});
     if (!pids.ok()) {
-      (void)ReportFailure("cluster up", pids.status());  // kUnavailable: exit 1
-      return false;
+      (void)ReportFailure("cluster up", pids.status());
+      return std::nullopt;
     }
     std::cout << fmt::format("started master on {} (pid {})\n", Shown(HostLabel(host)),
                              pids->at("master"));
   } else {
     std::cout << fmt::format("master already runs on {}\n", Shown(HostLabel(host)));
   }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   Result<ClusterStatus> st = PollStatus(config, deadline, milliseconds(200),
                                         [](const Result<ClusterStatus>& s) { return s.ok(); });
-  if (st.ok()) return true;
+  if (st.ok()) return deadline;
   std::cerr << "copse cluster up: the master on " << Shown(HostLabel(host))
             << " did not answer: " << Shown(st.status().ToString()) << "; the end of its log:\n"
             << RemoteTail(remote, host, "master", "", 10);
-  return false;
+  return std::nullopt;
 }
 
 // Starts every worker `runs` says is missing, one call per host, all hosts
@@ -638,22 +644,22 @@ std::set<std::string> StartWorkersOn(
     const std::function<bool(size_t, const std::string&, const std::string&)>& runs) {
   std::vector<std::vector<std::string>> started(hosts.size());
   std::vector<std::string> errors(hosts.size());
-  std::vector<std::vector<std::string>> tried(hosts.size());
+  std::vector<std::vector<std::string>> not_started(hosts.size());
   ForEachHost(hosts.size(), [&](size_t i) {
     std::vector<std::pair<std::string, std::string>> missing_here;
     for (const std::string& c : hosts[i].computers) {
       if (runs(i, "worker", c)) continue;
       missing_here.emplace_back("worker", c);
-      tried[i].push_back(c);
+      not_started[i].push_back(c);
     }
     if (missing_here.empty()) return;
-    auto pids = StartDaemons(remote, hosts[i], missing_here);
-    if (!pids.ok()) {
-      errors[i] = pids.status().ToString();
-      return;
-    }
-    for (const auto& [computer, pid] : *pids)
+    std::map<std::string, int> got;
+    auto pids = StartDaemons(remote, hosts[i], missing_here, {}, nullptr, &got);
+    if (!pids.ok()) errors[i] = pids.status().ToString();
+    for (const auto& [computer, pid] : got) {
       started[i].push_back(fmt::format("{} (pid {})", computer, pid));
+      std::erase(not_started[i], computer);
+    }
   });
   std::set<std::string> unstarted;
   for (size_t i = 0; i < hosts.size(); ++i) {
@@ -664,7 +670,7 @@ std::set<std::string> StartWorkersOn(
     if (!errors[i].empty()) {
       std::cerr << "copse cluster up: " << Shown(HostLabel(hosts[i])) << ": " << Shown(errors[i])
                 << "\n";
-      unstarted.insert(tried[i].begin(), tried[i].end());
+      unstarted.insert(not_started[i].begin(), not_started[i].end());
     }
   }
   return unstarted;
@@ -746,15 +752,16 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   // 3. Start the master, then every missing worker, host by host at once.
   const HostPlan* master_host = HostOf(hosts, "");
   const size_t mi = static_cast<size_t>(master_host - hosts.data());
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  if (!StartMasterOn(config, *remote, *master_host, runs(mi, "master", ""), deadline)) return 1;
+  const auto deadline =
+      StartMasterOn(config, *remote, *master_host, runs(mi, "master", ""), options.timeout);
+  if (!deadline) return 1;
   const std::set<std::string> unstarted = StartWorkersOn(*remote, hosts, runs);
 
   // 4. Wait until every worker has registered, except those whose host
   // could not start them.
   const int want = static_cast<int>(config.computers.size());
   Result<ClusterStatus> st =
-      PollStatus(config, deadline, milliseconds(200), [&](const Result<ClusterStatus>& s) {
+      PollStatus(config, *deadline, milliseconds(200), [&](const Result<ClusterStatus>& s) {
         if (!s.ok()) return false;
         for (const ComputerStatus& c : s->computers) {
           if (c.state != "live" && HostOf(hosts, c.name) != nullptr && !unstarted.count(c.name))
@@ -772,6 +779,27 @@ int RemoteUp(const ClusterConfig& config, const UpOptions& options) {
   std::cout << "stop it with: copse cluster down --config " << config.source.string() << "\n";
   return 0;
 }
+
+namespace {
+
+// Stops the daemon on its host (when it runs) and starts it again, in one
+// ssh call; says so; its new pid.
+Result<int> RestartDaemon(const ClusterConfig& remote, const HostPlan& h, const std::string& role,
+                          const std::string& computer) {
+  COPSE_ASSIGN_OR_RETURN(std::vector<RunningDaemon> old, RunningOn(remote, h, role, computer));
+  std::vector<std::vector<std::string>> stop;
+  if (!old.empty()) stop.push_back(DaemonStopArgv(remote, old, kStopGrace));
+  std::string said;
+  COPSE_ASSIGN_OR_RETURN(auto pids, StartDaemons(remote, h, {{role, computer}}, stop, &said));
+  const int pid = pids.at(Tag(role, computer));
+  std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n", Tag(role, computer),
+                           Shown(HostLabel(h)),
+                           old.empty() ? "none" : std::to_string(old.front().pid), pid,
+                           said.starts_with("killed") ? " (needed SIGKILL)" : "");
+  return pid;
+}
+
+}  // namespace
 
 int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& options) {
   const std::string command = "cluster restart";
@@ -805,20 +833,8 @@ int RemoteRollingRestart(const ClusterConfig& config, const RestartOptions& opti
                     [&](const Result<ClusterStatus>& s) { return held = s.ok() && done(*s); });
     return held;
   };
-  auto restart = [&](const HostPlan& h, const std::string& role,
-                     const std::string& computer) -> Result<int> {
-    COPSE_ASSIGN_OR_RETURN(std::vector<RunningDaemon> old, RunningOn(*remote, h, role, computer));
-    // Stop and start in one call.
-    std::vector<std::vector<std::string>> stop;
-    if (!old.empty()) stop.push_back(DaemonStopArgv(*remote, old, kStopGrace));
-    std::string said;
-    COPSE_ASSIGN_OR_RETURN(auto pids, StartDaemons(*remote, h, {{role, computer}}, stop, &said));
-    const int pid = pids.at(Tag(role, computer));
-    std::cout << fmt::format("restarted {} on {}: pid {} -> {}{}\n", Tag(role, computer),
-                             Shown(HostLabel(h)),
-                             old.empty() ? "none" : std::to_string(old.front().pid), pid,
-                             said.starts_with("killed") ? " (needed SIGKILL)" : "");
-    return pid;
+  auto restart = [&](const HostPlan& h, const std::string& role, const std::string& computer) {
+    return RestartDaemon(*remote, h, role, computer);
   };
   auto not_back = [&](const HostPlan& h, const std::string& role, const std::string& computer,
                       const std::string& what) {

@@ -15,6 +15,17 @@ Result<std::string> ShippedConfigText(const std::string& text, const ClusterConf
   };
   note(config.master.host_name, config.master.host);
   for (const ComputerConfig& c : config.computers) note(c.host_name, c.host);
+  for (const auto& [name, address] : names) {
+    // Run from one of the cluster's own hosts, whose /etc/hosts maps its
+    // name to a loopback address: no other host could reach it there.
+    if (IsLoopbackAddress(address)) {
+      return InvalidArgument(fmt::format(
+          "{}: host \"{}\" resolves to {} on this machine, a loopback address the other hosts "
+          "cannot reach: give its address in the config, or in its [hosts] table "
+          "(docs/cluster-config.md)",
+          config.source.string(), name, address));
+    }
+  }
   if (names.empty()) return text;
   toml::table root;
   try {

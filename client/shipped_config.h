@@ -16,7 +16,9 @@ namespace copse::client {
 // there would listen on loopback). Entries of a [hosts] table the text
 // already has stay as they are. `text` itself when every host is given as
 // an address. Comments do not survive the rewrite: the shipped copy starts
-// with one saying where the original is.
+// with one saying where the original is. A name that resolved to a loopback
+// address here (run on one of the cluster's own hosts) is an error: the
+// other hosts could not reach it.
 Result<std::string> ShippedConfigText(const std::string& text, const ClusterConfig& config);
 
 }  // namespace copse::client

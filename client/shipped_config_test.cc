@@ -104,5 +104,18 @@ TEST(ShippedConfigTest, AHostsTableOfTheOperatorIsKeptAndCompleted) {
   EXPECT_EQ(there->computers[1].host, "10.0.0.2");
 }
 
+// Run on a cluster host whose own name maps to 127.0.1.1 here, as Debian's
+// /etc/hosts does: refused, saying which name and what to do.
+TEST(ShippedConfigTest, ANameThatIsLoopbackHereIsRefused) {
+  auto here = ParseClusterConfig(kNamed, "/home/op/cluster.toml",
+                                 Dns({{"head.example", "127.0.1.1"}, {"node-b", "10.0.0.2"}}));
+  ASSERT_TRUE(here.ok()) << here.status().ToString();
+  auto shipped = ShippedConfigText(kNamed, *here);
+  ASSERT_FALSE(shipped.ok());
+  const std::string e = shipped.status().message();
+  EXPECT_NE(e.find("host \"head.example\" resolves to 127.0.1.1"), std::string::npos) << e;
+  EXPECT_NE(e.find("[hosts]"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace copse::client

@@ -552,6 +552,24 @@ class ConfigParser {
   // resolve.
   void NoteHost(const std::string& host, const std::string& key) { host_keys_.emplace(host, key); }
 
+  // `address` in the one spelling inet_ntop gives it (so that two spellings
+  // are one host); "" when it is not the unicast address of a host.
+  static std::string CanonicalAddress(const std::string& address) {
+    char text[INET6_ADDRSTRLEN] = {};
+    in_addr v4;
+    in6_addr v6;
+    if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+      const uint32_t a = ntohl(v4.s_addr);
+      if (a == 0 || (a >> 28) == 0xe) return "";  // 0.0.0.0, 224.0.0.0/4
+      return ::inet_ntop(AF_INET, &v4, text, sizeof text) ? text : "";
+    }
+    if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) {
+      if (IN6_IS_ADDR_UNSPECIFIED(&v6) || IN6_IS_ADDR_MULTICAST(&v6)) return "";
+      return ::inet_ntop(AF_INET6, &v6, text, sizeof text) ? text : "";
+    }
+    return "";
+  }
+
   // [hosts]: NAME = "ADDRESS", the cluster's own /etc/hosts, looked up
   // before the resolver (`cluster up` over ssh ships the config with one,
   // so that every host sees the addresses the operator's machine resolved).
@@ -561,13 +579,14 @@ class ConfigParser {
       const std::string name(key.str());
       const std::string address = r.String(name, "");
       if (!r.error().ok()) break;
-      in6_addr scratch;
-      if (::inet_pton(AF_INET, address.c_str(), &scratch) != 1 &&
-          ::inet_pton(AF_INET6, address.c_str(), &scratch) != 1) {
-        r.Fail(&node, name, "an IPv4 or IPv6 address, got \"" + address + "\"");
+      std::string canonical = CanonicalAddress(address);
+      if (canonical.empty()) {
+        r.Fail(&node, name,
+               "an IPv4 or IPv6 address a host can have (not unspecified or multicast), got \"" +
+                   address + "\"");
         break;
       }
-      host_addresses_[name] = address;
+      host_addresses_[name] = canonical;
     }
     return r.error();
   }

@@ -1,8 +1,9 @@
-// The HTTP API's snapshot, built from the master's own components in process:
-// the membership table, the name service over an in-memory store, the job
-// and scheduling services (the scheduler of the config) on an io_context the
-// test polls, the scheduling record, with manual clocks. No server is started: the test refreshes
-// the snapshot itself and reads what requests would be answered from.
+// The HTTP API's snapshot, built from the master's own components in
+// process: the membership table, the name service over an in-memory store,
+// the job and scheduling services (the scheduler of the config) on an
+// io_context the test polls, the scheduling record, with manual clocks. No
+// server is started: the test refreshes the snapshot itself and reads what
+// requests would be answered from.
 #include "master/api.h"
 
 #include <gtest/gtest.h>

@@ -222,9 +222,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
   app.add_option("--heartbeat-ms", opt.heartbeat_ms,
-                 "the workers' heartbeat interval (heartbeat_interval_ms)")
+                 "the workers' heartbeat interval (heartbeat_interval_ms; below the 5 s timeout)")
       ->capture_default_str()
-      ->check(CLI::Range(10, 600'000));
+      ->check(CLI::Range(10, 4999));
   app.add_flag("--keep", opt.keep, "keep the run's directory");
   app.add_flag("--json", opt.json, "print one JSON document");
   CLI11_PARSE(app, argc, argv);
