@@ -34,8 +34,13 @@ WorkerRegistration ReadRegistration(proto::RegisterRequest::Reader r, const std:
 }  // namespace
 
 ClusterService::ClusterService(asio::io_context& io, const ClusterConfig& config,
-                               ClusterManager& cluster, const Clock& clock)
-    : config_(config), cluster_(cluster), clock_(clock), started_(clock.Now()), timer_(io) {}
+                               ClusterManager& cluster, const Clock& clock, DfsStatus dfs)
+    : config_(config),
+      cluster_(cluster),
+      clock_(clock),
+      started_(clock.Now()),
+      dfs_(std::move(dfs)),
+      timer_(io) {}
 
 void ClusterService::Start() { ArmTimer(); }
 
@@ -115,7 +120,8 @@ Status ClusterService::OnStatusRequest(net::Connection& conn) {
   st.setClusterName(config_.name);
   st.setMasterPid(static_cast<uint32_t>(::getpid()));
   st.setUptimeMs((now - started_).count() / 1000);
-  if (under_replicated_) st.setUnderReplicatedBlocks(static_cast<uint32_t>(under_replicated_()));
+  if (dfs_.under_replicated)
+    st.setUnderReplicatedBlocks(static_cast<uint32_t>(dfs_.under_replicated()));
   std::vector<ComputerView> views = cluster_.Snapshot(now);
   auto list = st.initComputers(static_cast<unsigned>(views.size()));
   for (unsigned i = 0; i < views.size(); ++i) {
@@ -129,8 +135,8 @@ Status ClusterService::OnStatusRequest(net::Connection& conn) {
     list[i].setPid(v.pid);
     list[i].setBusySlots(static_cast<uint32_t>(v.busy_slots));
     list[i].setDraining(v.draining);
-    if (v.draining && drain_progress_) {
-      dfs::DrainProgress p = drain_progress_(v.name);
+    if (v.draining && dfs_.drain_progress) {
+      dfs::DrainProgress p = dfs_.drain_progress(v.name);
       list[i].setSoleBlocks(static_cast<uint32_t>(p.sole_blocks));
       list[i].setShortBlocks(static_cast<uint32_t>(p.short_blocks));
     }

@@ -39,23 +39,23 @@ class WorkerListener {
                                   const WorkerTasks& tasks) = 0;
 };
 
+// What the status says of the DFS: how far a draining computer is
+// (NameService::Drain) and how many blocks have fewer replicas than their
+// factor (NameService::UnderReplicatedBlocks); without them the status
+// reports no block counts.
+struct DfsStatus {
+  std::function<dfs::DrainProgress(const std::string&)> drain_progress;
+  std::function<int()> under_replicated;
+};
+
 class ClusterService final : public ProtocolService {
  public:
   // REQUIRES: every argument outlives the service.
   ClusterService(asio::io_context& io, const ClusterConfig& config, ClusterManager& cluster,
-                 const Clock& clock);
+                 const Clock& clock, DfsStatus dfs = {});
 
   // REQUIRES: the listener outlives the service.
   void AddWorkerListener(WorkerListener* l) { listeners_.push_back(l); }
-  // What the status says of the DFS: how far a draining computer is
-  // (NameService::Drain) and how many blocks have fewer replicas than their
-  // factor (NameService::UnderReplicatedBlocks); without them the status
-  // reports no block counts.
-  void set_dfs_status(std::function<dfs::DrainProgress(const std::string&)> drain_progress,
-                      std::function<int()> under_replicated) {
-    drain_progress_ = std::move(drain_progress);
-    under_replicated_ = std::move(under_replicated);
-  }
   // Starts the timer that declares silent workers dead.
   void Start();
   void Stop();
@@ -78,8 +78,7 @@ class ClusterService final : public ProtocolService {
   const Clock& clock_;
   Timestamp started_;
   std::vector<WorkerListener*> listeners_;
-  std::function<dfs::DrainProgress(const std::string&)> drain_progress_;
-  std::function<int()> under_replicated_;
+  DfsStatus dfs_;
   asio::steady_timer timer_;
   bool stopped_ = false;
 };

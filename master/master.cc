@@ -53,13 +53,13 @@ Status Master::OpenCluster() {
   cluster_ = std::make_unique<ClusterManager>(config_, config_.worker_timeout,
                                               proto::SCHEDULING_PROTOCOL_VERSION);
   COPSE_RETURN_IF_ERROR(cluster_->LoadDrains(*meta_));
-  cluster_service_ = std::make_unique<ClusterService>(io_, config_, *cluster_, clock_);
   dfs_ = std::make_unique<DfsService>(io_, config_, clock_, *meta_, *cluster_);
   COPSE_RETURN_IF_ERROR(dfs_->Load());
   DfsService& dfs = *dfs_;
-  cluster_service_->set_dfs_status(
-      [&dfs](const std::string& computer) { return dfs.names().Drain(computer); },
-      [&dfs] { return dfs.names().UnderReplicatedBlocks(); });
+  cluster_service_ = std::make_unique<ClusterService>(
+      io_, config_, *cluster_, clock_,
+      DfsStatus{[&dfs](const std::string& computer) { return dfs.names().Drain(computer); },
+                [&dfs] { return dfs.names().UnderReplicatedBlocks(); }});
   cluster_->AddListener(dfs_.get());
   cluster_service_->AddWorkerListener(dfs_.get());
   return Status::Ok();
