@@ -18,6 +18,7 @@
 
 #include "common/json.h"
 #include "common/net/message.h"
+#include "common/net/testing/fake_link.h"
 #include "common/task_messages.h"
 #include "proto/scheduling.capnp.h"
 
@@ -44,40 +45,8 @@ slots = 2
 const char* kSpec = R"({"name": "copy", "stages": [
     {"name": "s", "program": "true", "inputs": [{"file": "/in"}], "output": "/out"}]})";
 
-class FakeLink final : public net::Link {
- public:
-  void Start() override { started = true; }
-  void Stop() override { stopped = true; }
-  bool Send(net::Protocol protocol, std::vector<uint8_t> payload) override {
-    if (!connected) return false;
-    EXPECT_EQ(protocol, net::Protocol::kScheduling);
-    sent.push_back(std::move(payload));
-    return true;
-  }
-  void Close(const Status& why) override { closed.push_back(why); }
-
-  bool connected = true;
-  bool started = false, stopped = false;
-  std::vector<std::vector<uint8_t>> sent;
-  std::vector<Status> closed;
-};
-
-class FakeTimer final : public net::Timer {
- public:
-  void Arm(Duration after, std::function<void()> fn) override {
-    armed.push_back(after);
-    pending = std::move(fn);
-  }
-  void Cancel() override { pending = nullptr; }
-  void Fire() {
-    ASSERT_TRUE(pending) << "nothing armed";
-    auto fn = std::move(pending);
-    pending = nullptr;
-    fn();
-  }
-  std::vector<Duration> armed;
-  std::function<void()> pending;
-};
+using net::testing::FakeLink;
+using net::testing::FakeTimer;
 
 class FakeFiles final : public RootFiles {
  public:
@@ -134,8 +103,9 @@ class RootTaskTest : public ::testing::Test {
 
   // What the root sent, decoded; `i` counts from the first message.
   SchedulingMessage::Reader Sent(size_t i) {
-    // The reader reads the frame's bytes in place: both are kept.
-    frames_.push_back({net::Protocol::kScheduling, net::PayloadKind::kMessage, link_.sent.at(i)});
+    EXPECT_EQ(link_.sent.at(i).protocol, net::Protocol::kScheduling);
+    // The reader reads the frame's bytes in place: a copy is kept with it.
+    frames_.push_back(link_.sent.at(i));
     auto reader = net::DecodeMessage(frames_.back());
     EXPECT_TRUE(reader.ok()) << reader.status().ToString();
     readers_.push_back(std::move(reader).value());

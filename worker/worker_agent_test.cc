@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/net/message.h"
+#include "common/net/testing/fake_link.h"
 #include "proto/cluster.capnp.h"
 #include "proto/scheduling.capnp.h"
 
@@ -34,52 +35,20 @@ count = 2
 slots = 3
 )";
 
-class FakeLink final : public net::Link {
- public:
-  void Start() override { started = true; }
-  void Stop() override { stopped = true; }
-  bool Send(net::Protocol protocol, std::vector<uint8_t> payload) override {
-    if (!connected) return false;
-    sent.push_back({protocol, net::PayloadKind::kMessage, std::move(payload)});
-    return true;
-  }
-  void Close(const Status& why) override { closed.push_back(why); }
+using net::testing::FakeLink;
+using net::testing::FakeTimer;
 
-  // The cluster messages sent so far, by kind.
-  std::vector<proto::ClusterMessage::Which> Kinds() const {
-    std::vector<proto::ClusterMessage::Which> out;
-    for (const net::Frame& f : sent) {
-      if (f.protocol != net::Protocol::kCluster) continue;
-      auto reader = net::DecodeMessage(f);
-      EXPECT_TRUE(reader.ok());
-      if (reader.ok()) out.push_back((*reader)->getRoot<proto::ClusterMessage>().which());
-    }
-    return out;
+// The cluster messages `link` sent so far, by kind.
+std::vector<proto::ClusterMessage::Which> Kinds(const FakeLink& link) {
+  std::vector<proto::ClusterMessage::Which> out;
+  for (const net::Frame& f : link.sent) {
+    if (f.protocol != net::Protocol::kCluster) continue;
+    auto reader = net::DecodeMessage(f);
+    EXPECT_TRUE(reader.ok());
+    if (reader.ok()) out.push_back((*reader)->getRoot<proto::ClusterMessage>().which());
   }
-
-  bool connected = true;
-  bool started = false, stopped = false;
-  std::vector<net::Frame> sent;
-  std::vector<Status> closed;
-};
-
-class FakeTimer final : public net::Timer {
- public:
-  void Arm(Duration after, std::function<void()> fn) override {
-    armed.push_back(after);
-    pending = std::move(fn);
-  }
-  void Cancel() override { pending = nullptr; }
-  // The timer expires: what is pending runs.
-  void Fire() {
-    ASSERT_TRUE(pending) << "nothing armed";
-    auto fn = std::move(pending);
-    pending = nullptr;
-    fn();
-  }
-  std::vector<Duration> armed;
-  std::function<void()> pending;
-};
+  return out;
+}
 
 class RecordingPart final : public WorkerAgent::Part {
  public:
@@ -205,9 +174,8 @@ TEST_F(WorkerAgentTest, HeartbeatsGoAtTheIntervalTheMasterGave) {
   EXPECT_EQ(hb.getHeartbeat().getBusySlots(), 2u);
   EXPECT_EQ(timer_.armed, (std::vector<Duration>{250ms, 250ms}));
   timer_.Fire();
-  EXPECT_EQ(link_.Kinds(),
-            (std::vector<proto::ClusterMessage::Which>{proto::ClusterMessage::HEARTBEAT,
-                                                       proto::ClusterMessage::HEARTBEAT}));
+  EXPECT_EQ(Kinds(link_), (std::vector<proto::ClusterMessage::Which>{
+                              proto::ClusterMessage::HEARTBEAT, proto::ClusterMessage::HEARTBEAT}));
 }
 
 TEST_F(WorkerAgentTest, AMasterThatGivesNoIntervalLeavesTheConfigs) {
@@ -224,7 +192,7 @@ TEST_F(WorkerAgentTest, AHeartbeatReplyAskingToRegisterRegistersAgain) {
   agent_.OnLinkFrame(HeartbeatReply(true));
   EXPECT_FALSE(agent_.registered());
   EXPECT_FALSE(timer_.pending) << "heartbeats go on while unregistered";
-  EXPECT_EQ(link_.Kinds(),
+  EXPECT_EQ(Kinds(link_),
             std::vector<proto::ClusterMessage::Which>{proto::ClusterMessage::REGISTER});
   agent_.OnLinkFrame(RegisterReply(true, "", 250));
   EXPECT_TRUE(agent_.registered());
@@ -244,7 +212,7 @@ TEST_F(WorkerAgentTest, LosingTheConnectionStopsHeartbeatsUntilRegisteredAgain) 
   // The link connects again: the agent registers anew.
   link_.connected = true;
   agent_.OnLinkOpen("master:9000");
-  EXPECT_EQ(link_.Kinds(),
+  EXPECT_EQ(Kinds(link_),
             std::vector<proto::ClusterMessage::Which>{proto::ClusterMessage::REGISTER});
 }
 

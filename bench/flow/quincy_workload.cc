@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "rootjob/locality.h"
-#include "scheduler/flow/placement.h"
+#include "bench/flow/placement.h"
 
 namespace copse::bench {
 

@@ -1,4 +1,4 @@
-#include "scheduler/flow/placement.h"
+#include "bench/flow/placement.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,9 @@
 // many as each arc carries, until they arrive at task nodes. Linear in the
 // size of the graph in the common case; works with aggregators (racks, the
 // cluster node) of any depth. Ties are broken by the order of `machines` and
-// of each node's incoming arcs, so the result is deterministic.
+// of each node's incoming arcs, so the result is deterministic. The
+// benchmark's reading of a solution; the scheduler reads its placements from
+// its own graph (scheduler/quincy_policy.h).
 // Thread-safety: pure function.
 #pragma once
 
