@@ -656,8 +656,10 @@ std::set<std::string> StartWorkersOn(
     std::map<std::string, int> got;
     auto pids = StartDaemons(remote, hosts[i], missing_here, {}, nullptr, &got);
     if (!pids.ok()) errors[i] = pids.status().ToString();
-    for (const auto& [computer, pid] : got) {
-      started[i].push_back(fmt::format("{} (pid {})", computer, pid));
+    for (const auto& [role, computer] : missing_here) {
+      auto it = got.find(Tag(role, computer));
+      if (it == got.end()) continue;
+      started[i].push_back(fmt::format("{} (pid {})", computer, it->second));
       std::erase(not_started[i], computer);
     }
   });
