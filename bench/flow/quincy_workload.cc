@@ -4,8 +4,8 @@
 #include <cmath>
 #include <optional>
 
-#include "rootjob/locality.h"
 #include "bench/flow/placement.h"
+#include "rootjob/locality.h"
 
 namespace copse::bench {
 
